@@ -1,0 +1,156 @@
+// flux/gemm.h — the Hopper GEMM core that every fused op composes.
+//
+//   C [M, N] = A [M, K] · op(B) (+ bias [N])      A, C row-major; B [N, K] (kNK) or [K, N] (kKN)
+//
+// bf16 or fp16 in and out (one dtype for A, B, bias and C), fp32 accumulation. Any M >= 1; N and K
+// multiples of 8 (rows of 16 bytes, what TMA needs); A, B, C and bias 16-byte aligned. Kernel: a
+// persistent, warp-specialized CUTLASS 3 sm90 kernel (TMA + WGMMA), one of a few tile/cluster
+// configs chosen per shape by select_gemm_config() (src/gemm/gemm_config.cpp, reasons there).
+//
+// Three extension points, each off unless set, for the fused ops:
+//   (a) tile order  — GemmOptions::order: the persistent scheduler visits tiles in that order
+//                     (flux/tile_order.h), e.g. rank r starting at segment r of W;
+//   (b) wait-before-load — GemmArgs::wait: the producer loads the rows of M-block i only after
+//                     flags[i] >= value (acquire, bounded by the wait timeout);
+//   (c) publish-after-store — GemmArgs::publish: once a tile of C is written, its flag is released
+//                     (or its M-block counter bumped) so another agent can consume it.
+// M-blocks are select(m).tile_m rows; tiles are select(m).tile_m x select(m).tile_n.
+//
+// Threading: a plan is immutable after construction; run() may be called from several threads on
+// different streams. run() never synchronizes the host (CUDA-graph capturable).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "flux/device_status.h"
+#include "flux/error.h"
+#include "flux/tile_order.h"
+#include "flux/types.h"
+
+namespace flux {
+
+// Device limits the plan reads from cudaGetDeviceProperties (never from a table of known GPUs).
+struct DeviceLimits {
+  int device = 0;
+  int cc_major = 0;
+  int cc_minor = 0;
+  int sm_count = 0;
+  int64_t smem_per_block_optin = 0;  // bytes
+  int64_t l2_bytes = 0;
+  std::string name;
+};
+DeviceLimits query_device_limits(int device = -1);  // -1: the current device
+
+// One compiled kernel configuration.
+struct GemmConfigInfo {
+  int id = 0;
+  const char* name = "";  // e.g. "128x256x64_coop_c2x1"
+  int tile_m = 0, tile_n = 0, tile_k = 0;
+  int cluster_m = 1, cluster_n = 1;
+  bool pingpong = false;  // ping-pong (two math warp groups on alternate tiles) vs cooperative
+};
+const std::vector<GemmConfigInfo>& gemm_configs();
+
+// What run() will do for a given M: config, resolved tile order and the reason for the choice.
+struct GemmSelection {
+  GemmConfigInfo config;
+  Raster raster = Raster::kRowMajor;
+  int32_t swizzle = 1;
+  int64_t tiles_m = 0, tiles_n = 0;  // real tiles of C (flags of the hooks are indexed by these)
+  std::string reason;                // why the heuristic (or a knob / option) chose it
+};
+
+struct GemmDesc {
+  int64_t n = 0;
+  int64_t k = 0;
+  DType dtype = DType::kBF16;
+  WeightLayout layout = WeightLayout::kNK;
+};
+
+struct GemmOptions {
+  std::string config;          // config name; "" = knob FLUX_GEMM_CONFIG ("auto" = heuristic)
+  TileOrderSpec order;         // raster kAuto / swizzle 0 = knobs FLUX_GEMM_RASTER / FLUX_GEMM_SWIZZLE
+  uint64_t wait_timeout_ns = 0;  // bound on each wait-before-load; 0 = knob FLUX_WAIT_TIMEOUT_MS
+  int32_t rank = -1;           // reported in timeout errors (fused ops set it)
+  int device = -1;             // -1: the current device at construction
+};
+
+// (b) wait-before-load.
+struct GemmWait {
+  const uint32_t* flags = nullptr;  // device memory, select(m).tiles_m flags, one per M-block
+  uint32_t value = 1;               // M-block i is loaded once flags[i] >= value (epoch counter)
+  int32_t peer = -1;                // reported in timeout errors: who should have set the flags
+};
+
+enum class PublishMode : int32_t {
+  kNone = 0,
+  kTileFlag = 1,      // flags[i * tiles_n + j] = value after tile (i, j) is written
+  kBlockCounter = 2,  // flags[i] += 1 after each tile of M-block i is written (tiles_n per block)
+};
+
+// (c) publish-after-store. Release, system scope: a reader that acquires the flag sees the tile.
+struct GemmPublish {
+  PublishMode mode = PublishMode::kNone;
+  uint32_t* flags = nullptr;  // device memory: tiles_m * tiles_n (kTileFlag) or tiles_m (kBlockCounter)
+  uint32_t value = 1;
+};
+
+struct GemmArgs {
+  int64_t m = 0;
+  const void* a = nullptr;     // [m, k]
+  const void* b = nullptr;     // [n, k] (kNK) or [k, n] (kKN)
+  const void* bias = nullptr;  // [n] or nullptr: added once to every row
+  void* c = nullptr;           // [m, n]
+  GemmWait wait;
+  GemmPublish publish;
+};
+
+class GemmPlan {
+ public:
+  // Validates desc and options (InvalidArgument), checks the device is sm_90 (Unsupported), and
+  // prepares every config of (dtype, layout): shared-memory limit, cluster occupancy.
+  explicit GemmPlan(const GemmDesc& desc, const GemmOptions& options = {});
+  ~GemmPlan();
+  GemmPlan(GemmPlan&&) noexcept;
+  GemmPlan& operator=(GemmPlan&&) noexcept;
+  GemmPlan(const GemmPlan&) = delete;
+  GemmPlan& operator=(const GemmPlan&) = delete;
+
+  const GemmDesc& desc() const;
+  const DeviceLimits& device_limits() const;
+  GemmSelection select(int64_t m) const;
+
+  // Validates args (InvalidArgument, nothing launched), then launches on `stream`.
+  void run(const GemmArgs& args, cudaStream_t stream) const;
+
+  // After the stream has been synchronized: throws TimeoutError if a wait-before-load expired since
+  // the last check (and clears the record). Synchronous; never call it inside graph capture.
+  void check_status() const;
+  // Device address of the plan's DeviceStatus (for ops that share it with their own kernels).
+  DeviceStatus* device_status() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Validation used by GemmPlan (exposed so CPU tests reach it without a GPU). Each throws
+// InvalidArgument saying what was wrong and what was expected.
+void validate_gemm_desc(const GemmDesc& desc);
+void validate_gemm_args(const GemmDesc& desc, const GemmArgs& args);
+void validate_tile_order_spec(const TileOrderSpec& spec);
+// Resolve a spec against a problem and a config (raster / swizzle must already be resolved).
+TileOrderMap make_tile_order_map(int64_t m, int64_t n, const GemmConfigInfo& config, const TileOrderSpec& spec);
+
+// The config heuristic: pure function of the shape and the device limits (no GPU needed).
+// `max_active_clusters[i]` is how many clusters of config i fit on the device at once (0: use
+// sm_count / cluster size).
+GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLimits& limits,
+                                 const std::vector<int>& max_active_clusters = {});
+
+}  // namespace flux

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# scripts/test.sh — the test command: set up, build, run every test. Without a GPU the GPU tests
+# skip with a message and the CPU tests (and the install test) run and must pass.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup.sh
+./scripts/build.sh
+ctest --test-dir "${FLUX_BUILD_DIR:-build}" --output-on-failure

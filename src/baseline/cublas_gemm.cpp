@@ -1,0 +1,193 @@
+// src/baseline/cublas_gemm.cpp — cuBLAS / cuBLASLt GEMM with per-shape algorithm choice.
+//
+// Row-major C [M, N] = A [M, K] · op(B) is computed as the column-major C^T [N, M] = op'(B) · A^T:
+//   B [N, K] row-major is column-major K x N (ld K), used transposed; B [K, N] row-major is
+//   column-major N x K (ld N), used as is; A [M, K] row-major is column-major K x M (ld K).
+#include "flux/baseline/cublas_gemm.h"
+
+#include <cublasLt.h>
+#include <cublas_v2.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "src/common/check.h"
+
+namespace flux {
+
+namespace {
+constexpr size_t kWorkspaceBytes = size_t(64) << 20;  // cuBLAS asks for >= 32 MiB on Hopper
+
+cudaDataType_t cuda_type(DType dtype) { return dtype == DType::kBF16 ? CUDA_R_16BF : CUDA_R_16F; }
+}  // namespace
+
+struct CublasGemm::Impl {
+  GemmDesc desc;
+  int64_t m = 0;
+  bool with_bias = false;
+  cublasLtHandle_t lt = nullptr;
+  cublasHandle_t blas = nullptr;
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t layout_b = nullptr, layout_a = nullptr, layout_c = nullptr;
+  std::vector<cublasLtMatmulHeuristicResult_t> algos;
+  bool has_gemm_ex = false;  // candidate 0 is cublasGemmEx when true
+  void* workspace = nullptr;
+  int chosen = 0;
+
+  ~Impl() {
+    if (layout_c) cublasLtMatrixLayoutDestroy(layout_c);
+    if (layout_a) cublasLtMatrixLayoutDestroy(layout_a);
+    if (layout_b) cublasLtMatrixLayoutDestroy(layout_b);
+    if (op) cublasLtMatmulDescDestroy(op);
+    if (lt) cublasLtDestroy(lt);
+    if (blas) cublasDestroy(blas);
+    if (workspace) cudaFree(workspace);
+  }
+};
+
+CublasGemm::CublasGemm(const GemmDesc& desc, int64_t m, bool with_bias, int max_lt_algorithms)
+    : impl_(std::make_unique<Impl>()) {
+  validate_gemm_desc(desc);
+  FLUX_CHECK_ARG(m >= 1, "flux cublas gemm: M = ", m, " (expected >= 1)");
+  FLUX_CHECK_ARG(max_lt_algorithms >= 1 && max_lt_algorithms <= 64, "flux cublas gemm: max_lt_algorithms = ",
+                 max_lt_algorithms, " (expected 1..64)");
+  Impl& p = *impl_;
+  p.desc = desc;
+  p.m = m;
+  p.with_bias = with_bias;
+  const cudaDataType_t t = cuda_type(desc.dtype);
+  const int64_t n = desc.n, k = desc.k;
+  const bool nk = desc.layout == WeightLayout::kNK;
+
+  FLUX_CUDA_CHECK(cudaMalloc(&p.workspace, kWorkspaceBytes));
+  FLUX_CUBLAS_CHECK(cublasLtCreate(&p.lt));
+  FLUX_CUBLAS_CHECK(cublasCreate(&p.blas));
+  FLUX_CUBLAS_CHECK(cublasSetWorkspace(p.blas, p.workspace, kWorkspaceBytes));
+
+  FLUX_CUBLAS_CHECK(cublasLtMatmulDescCreate(&p.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  cublasOperation_t transa = nk ? CUBLAS_OP_T : CUBLAS_OP_N, transb = CUBLAS_OP_N;
+  FLUX_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &transa, sizeof(transa)));
+  FLUX_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &transb, sizeof(transb)));
+  if (with_bias) {
+    cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+    FLUX_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));
+    FLUX_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &t, sizeof(t)));
+  }
+  // cuBLAS "A" is our B, cuBLAS "B" is our A.
+  FLUX_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.layout_b, t, nk ? k : n, nk ? n : k, nk ? k : n));
+  FLUX_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.layout_a, t, k, m, k));
+  FLUX_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.layout_c, t, n, m, n));
+
+  cublasLtMatmulPreference_t pref = nullptr;
+  FLUX_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+  size_t ws = kWorkspaceBytes;
+  cublasStatus_t st =
+      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
+  std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<size_t>(max_lt_algorithms));
+  int returned = 0;
+  if (st == CUBLAS_STATUS_SUCCESS) {
+    st = cublasLtMatmulAlgoGetHeuristic(p.lt, p.op, p.layout_b, p.layout_a, p.layout_c, p.layout_c, pref,
+                                        max_lt_algorithms, results.data(), &returned);
+  }
+  cublasLtMatmulPreferenceDestroy(pref);
+  FLUX_CUBLAS_CHECK(st);
+  for (int i = 0; i < returned; ++i) {
+    if (results[i].state == CUBLAS_STATUS_SUCCESS) p.algos.push_back(results[i]);
+  }
+  p.has_gemm_ex = !with_bias;
+  FLUX_CHECK_ARG(p.has_gemm_ex || !p.algos.empty(), "flux cublas gemm: cuBLASLt has no algorithm for m=", m, " n=", n,
+                 " k=", k, " ", to_string(desc.dtype), " layout ", to_string(desc.layout));
+}
+
+CublasGemm::~CublasGemm() = default;
+
+int CublasGemm::num_candidates() const { return static_cast<int>(impl_->algos.size()) + (impl_->has_gemm_ex ? 1 : 0); }
+
+std::string CublasGemm::candidate_name(int index) const {
+  if (impl_->has_gemm_ex) {
+    if (index == 0) return "cublasGemmEx";
+    --index;
+  }
+  return detail::cat("cublasLt#", index);
+}
+
+int CublasGemm::chosen() const { return impl_->chosen; }
+
+void CublasGemm::choose(int index) {
+  FLUX_CHECK_ARG(index >= 0 && index < num_candidates(), "flux cublas gemm: candidate ", index, " (expected 0..",
+                 num_candidates() - 1, ")");
+  impl_->chosen = index;
+}
+
+void CublasGemm::run(const GemmArgs& args, cudaStream_t stream) const { run_candidate(impl_->chosen, args, stream); }
+
+void CublasGemm::run_candidate(int index, const GemmArgs& args, cudaStream_t stream) const {
+  const Impl& p = *impl_;
+  FLUX_CHECK_ARG(index >= 0 && index < num_candidates(), "flux cublas gemm: candidate ", index, " (expected 0..",
+                 num_candidates() - 1, ")");
+  FLUX_CHECK_ARG(args.m == p.m, "flux cublas gemm: planned for M = ", p.m, " but run with M = ", args.m);
+  FLUX_CHECK_ARG(args.a && args.b && args.c, "flux cublas gemm: A, B and C must be non-null");
+  FLUX_CHECK_ARG((args.bias != nullptr) == p.with_bias, "flux cublas gemm: planned ", p.with_bias ? "with" : "without",
+                 " bias but run ", args.bias ? "with" : "without");
+  FLUX_CHECK_ARG(args.wait.flags == nullptr && args.publish.mode == PublishMode::kNone,
+                 "flux cublas gemm: wait/publish hooks are a GemmPlan feature (expected none here)");
+  const float alpha = 1.0f, beta = 0.0f;
+  const int64_t n = p.desc.n, k = p.desc.k, m = p.m;
+  const bool nk = p.desc.layout == WeightLayout::kNK;
+  if (p.has_gemm_ex && index == 0) {
+    const cudaDataType_t t = cuda_type(p.desc.dtype);
+    FLUX_CUBLAS_CHECK(cublasSetStream(p.blas, stream));
+    FLUX_CUBLAS_CHECK(cublasGemmEx(p.blas, nk ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(n),
+                                   static_cast<int>(m), static_cast<int>(k), &alpha, args.b, t,
+                                   static_cast<int>(nk ? k : n), args.a, t, static_cast<int>(k), &beta, args.c, t,
+                                   static_cast<int>(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    return;
+  }
+  const cublasLtMatmulHeuristicResult_t& algo = p.algos[static_cast<size_t>(index - (p.has_gemm_ex ? 1 : 0))];
+  if (p.with_bias) {
+    const void* bias = args.bias;
+    FLUX_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
+  }
+  FLUX_CUBLAS_CHECK(cublasLtMatmul(p.lt, p.op, &alpha, args.b, p.layout_b, args.a, p.layout_a, &beta, args.c,
+                                   p.layout_c, args.c, p.layout_c, &algo.algo, p.workspace, kWorkspaceBytes, stream));
+}
+
+int CublasGemm::tune(const GemmArgs& args, cudaStream_t stream, int reps) {
+  FLUX_CHECK_ARG(reps >= 1, "flux cublas gemm: tune reps = ", reps, " (expected >= 1)");
+  cudaEvent_t start = nullptr, stop = nullptr;
+  FLUX_CUDA_CHECK(cudaEventCreate(&start));
+  FLUX_CUDA_CHECK(cudaEventCreate(&stop));
+  int best = 0;
+  float best_ms = 0.0f;
+  try {
+    for (int c = 0; c < num_candidates(); ++c) {
+      run_candidate(c, args, stream);  // warm-up
+      std::vector<float> times;
+      for (int r = 0; r < reps; ++r) {
+        FLUX_CUDA_CHECK(cudaEventRecord(start, stream));
+        run_candidate(c, args, stream);
+        FLUX_CUDA_CHECK(cudaEventRecord(stop, stream));
+        FLUX_CUDA_CHECK(cudaEventSynchronize(stop));
+        float ms = 0.0f;
+        FLUX_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+        times.push_back(ms);
+      }
+      std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+      float median = times[times.size() / 2];
+      if (c == 0 || median < best_ms) {
+        best = c;
+        best_ms = median;
+      }
+    }
+  } catch (...) {
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    throw;
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  impl_->chosen = best;
+  return best;
+}
+
+}  // namespace flux

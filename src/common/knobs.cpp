@@ -1,0 +1,50 @@
+// src/common/knobs.cpp — the knob registry (see flux/knobs.h).
+#include "flux/knobs.h"
+
+#include <cerrno>
+#include <cstdlib>
+
+#include "src/common/check.h"
+
+namespace flux::knobs {
+
+const std::vector<Knob>& all() {
+  static const std::vector<Knob> knobs = {
+      {"FLUX_WAIT_TIMEOUT_MS", "10000",
+       "bound, in milliseconds, on every device-side wait (GEMM wait-before-load, signal waits); on expiry the "
+       "kernel stops waiting and the host gets flux::TimeoutError naming what was awaited"},
+      {"FLUX_GEMM_CONFIG", "auto",
+       "force one GEMM core config by name (see flux-bench gemm --list-configs), or 'auto' for the heuristic"},
+      {"FLUX_GEMM_RASTER", "auto", "tile raster of the GEMM core: 'row' (N fastest), 'col' (M fastest) or 'auto'"},
+      {"FLUX_GEMM_SWIZZLE", "0", "band width of the GEMM core's tile order in cluster units (1, 2, 4, 8, 16); 0 = auto"},
+  };
+  return knobs;
+}
+
+namespace {
+const Knob& find(const std::string& name) {
+  for (const Knob& knob : all()) {
+    if (name == knob.name) return knob;
+  }
+  throw InvalidArgument(detail::cat("flux::knobs: '", name, "' is not a registered knob"));
+}
+}  // namespace
+
+std::string get_string(const std::string& name) {
+  const Knob& knob = find(name);
+  const char* value = std::getenv(knob.name);
+  if (value == nullptr || *value == '\0') return knob.default_value;
+  return value;
+}
+
+int64_t get_int(const std::string& name) {
+  std::string text = get_string(name);
+  errno = 0;
+  char* end = nullptr;
+  long long value = std::strtoll(text.c_str(), &end, 10);
+  FLUX_CHECK_ARG(errno == 0 && end != text.c_str() && *end == '\0', "flux: knob ", name, "='", text,
+                 "' is not an integer (expected a whole number, default ", find(name).default_value, ")");
+  return static_cast<int64_t>(value);
+}
+
+}  // namespace flux::knobs

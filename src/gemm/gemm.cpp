@@ -1,0 +1,270 @@
+// src/gemm/gemm.cpp — host planning for the GEMM core: validation, config choice, launch arguments.
+// No CUTLASS here; kernels are reached through src/gemm/gemm_launch.h.
+#include "flux/gemm.h"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+
+#include "flux/error.h"
+#include "flux/knobs.h"
+#include "src/common/check.h"
+#include "src/gemm/gemm_config.h"
+#include "src/gemm/gemm_launch.h"
+
+namespace flux {
+
+namespace {
+
+constexpr int64_t kMaxDim = std::numeric_limits<int32_t>::max();
+
+bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+
+bool overlaps(const void* a, int64_t a_bytes, const void* b, int64_t b_bytes) {
+  auto a0 = reinterpret_cast<uintptr_t>(a), b0 = reinterpret_cast<uintptr_t>(b);
+  return a0 < b0 + static_cast<uintptr_t>(b_bytes) && b0 < a0 + static_cast<uintptr_t>(a_bytes);
+}
+
+bool is_valid_swizzle(int32_t s) { return s == 1 || s == 2 || s == 4 || s == 8 || s == 16; }
+
+Raster parse_raster(const std::string& text) {
+  if (text == "auto") return Raster::kAuto;
+  if (text == "row") return Raster::kRowMajor;
+  if (text == "col") return Raster::kColMajor;
+  throw InvalidArgument(detail::cat("flux gemm: FLUX_GEMM_RASTER='", text, "' (expected auto, row or col)"));
+}
+
+int find_config(const std::string& name) {
+  std::string names;
+  for (const GemmConfigInfo& c : gemm_configs()) {
+    if (name == c.name) return c.id;
+    names += detail::cat(names.empty() ? "" : ", ", c.name);
+  }
+  throw InvalidArgument(detail::cat("flux gemm: unknown config '", name, "' (expected auto or one of: ", names, ")"));
+}
+
+}  // namespace
+
+void validate_gemm_desc(const GemmDesc& desc) {
+  FLUX_CHECK_ARG(desc.n >= 8 && desc.n <= kMaxDim, "flux gemm: N = ", desc.n, " is out of range (expected 8 <= N < 2^31)");
+  FLUX_CHECK_ARG(desc.k >= 8 && desc.k <= kMaxDim, "flux gemm: K = ", desc.k, " is out of range (expected 8 <= K < 2^31)");
+  FLUX_CHECK_ARG(desc.n % 8 == 0, "flux gemm: N = ", desc.n,
+                 " is not a multiple of 8: rows of C (and of B as [K, N]) must be 16 bytes aligned for TMA "
+                 "(N multiple of 8 for bf16/fp16)");
+  FLUX_CHECK_ARG(desc.k % 8 == 0, "flux gemm: K = ", desc.k,
+                 " is not a multiple of 8: rows of A (and of B as [N, K]) must be 16 bytes aligned for TMA "
+                 "(K multiple of 8 for bf16/fp16)");
+  FLUX_CHECK_ARG(desc.dtype == DType::kBF16 || desc.dtype == DType::kFP16, "flux gemm: dtype ",
+                 static_cast<int>(desc.dtype), " is not supported (expected bf16 or fp16)");
+  FLUX_CHECK_ARG(desc.layout == WeightLayout::kNK || desc.layout == WeightLayout::kKN, "flux gemm: weight layout ",
+                 static_cast<int>(desc.layout), " is not supported (expected nk or kn)");
+}
+
+void validate_tile_order_spec(const TileOrderSpec& spec) {
+  FLUX_CHECK_ARG(spec.segments >= 1 && spec.segments <= kMaxSegments, "flux gemm: tile order has ", spec.segments,
+                 " segments (expected 1..", kMaxSegments, ")");
+  FLUX_CHECK_ARG(spec.first_segment >= 0 && spec.first_segment < spec.segments, "flux gemm: tile order starts at segment ",
+                 spec.first_segment, " (expected 0..", spec.segments - 1, ")");
+  FLUX_CHECK_ARG(spec.segment_rows >= 0, "flux gemm: tile order has segment_rows ", spec.segment_rows,
+                 " (expected >= 0; 0 means ceil(M / segments))");
+  FLUX_CHECK_ARG(spec.raster == Raster::kAuto || spec.raster == Raster::kRowMajor || spec.raster == Raster::kColMajor,
+                 "flux gemm: tile order raster ", static_cast<int>(spec.raster), " (expected kAuto, kRowMajor or kColMajor)");
+  FLUX_CHECK_ARG(spec.swizzle == 0 || is_valid_swizzle(spec.swizzle), "flux gemm: tile order swizzle ", spec.swizzle,
+                 " (expected 0 for auto, or 1, 2, 4, 8, 16)");
+}
+
+void validate_gemm_args(const GemmDesc& desc, const GemmArgs& args) {
+  FLUX_CHECK_ARG(args.m >= 1 && args.m <= kMaxDim, "flux gemm: M = ", args.m, " is out of range (expected 1 <= M < 2^31)");
+  FLUX_CHECK_ARG(args.a && args.b && args.c, "flux gemm: A, B and C must be non-null device pointers (got A=", args.a,
+                 " B=", args.b, " C=", args.c, ")");
+  FLUX_CHECK_ARG(aligned16(args.a), "flux gemm: A = ", args.a, " is not 16-byte aligned (TMA needs 16-byte aligned bases)");
+  FLUX_CHECK_ARG(aligned16(args.b), "flux gemm: B = ", args.b, " is not 16-byte aligned (TMA needs 16-byte aligned bases)");
+  FLUX_CHECK_ARG(aligned16(args.c), "flux gemm: C = ", args.c, " is not 16-byte aligned (TMA needs 16-byte aligned bases)");
+  FLUX_CHECK_ARG(args.bias == nullptr || aligned16(args.bias), "flux gemm: bias = ", args.bias,
+                 " is not 16-byte aligned (expected 16-byte aligned, or nullptr for no bias)");
+  const int64_t es = static_cast<int64_t>(dtype_size(desc.dtype));
+  const int64_t c_bytes = args.m * desc.n * es;
+  FLUX_CHECK_ARG(!overlaps(args.c, c_bytes, args.a, args.m * desc.k * es), "flux gemm: C overlaps A (expected disjoint buffers)");
+  FLUX_CHECK_ARG(!overlaps(args.c, c_bytes, args.b, desc.n * desc.k * es), "flux gemm: C overlaps B (expected disjoint buffers)");
+  if (args.bias) {
+    FLUX_CHECK_ARG(!overlaps(args.c, c_bytes, args.bias, desc.n * es), "flux gemm: C overlaps bias (expected disjoint buffers)");
+  }
+  FLUX_CHECK_ARG((reinterpret_cast<uintptr_t>(args.wait.flags) & 3u) == 0, "flux gemm: wait flags ", args.wait.flags,
+                 " are not 4-byte aligned (expected uint32_t flags)");
+  switch (args.publish.mode) {
+    case PublishMode::kNone:
+      FLUX_CHECK_ARG(args.publish.flags == nullptr, "flux gemm: publish flags given with PublishMode::kNone "
+                     "(expected kTileFlag or kBlockCounter, or no flags)");
+      break;
+    case PublishMode::kTileFlag:
+    case PublishMode::kBlockCounter:
+      FLUX_CHECK_ARG(args.publish.flags != nullptr, "flux gemm: PublishMode ", static_cast<int>(args.publish.mode),
+                     " needs publish flags (got nullptr)");
+      FLUX_CHECK_ARG((reinterpret_cast<uintptr_t>(args.publish.flags) & 3u) == 0, "flux gemm: publish flags ",
+                     args.publish.flags, " are not 4-byte aligned (expected uint32_t flags)");
+      break;
+    default:
+      throw InvalidArgument(detail::cat("flux gemm: unknown PublishMode ", static_cast<int>(args.publish.mode),
+                                        " (expected kNone, kTileFlag or kBlockCounter)"));
+  }
+}
+
+TileOrderMap make_tile_order_map(int64_t m, int64_t n, const GemmConfigInfo& config, const TileOrderSpec& spec) {
+  validate_tile_order_spec(spec);
+  FLUX_CHECK_ARG(spec.raster != Raster::kAuto && spec.swizzle != 0,
+                 "flux gemm: make_tile_order_map needs a resolved raster and swizzle (got raster ",
+                 static_cast<int>(spec.raster), ", swizzle ", spec.swizzle, ")");
+  FLUX_CHECK_ARG(m >= 1 && n >= 1, "flux gemm: make_tile_order_map needs m, n >= 1 (got ", m, ", ", n, ")");
+  return tile_order_map_unchecked(m, n, config.tile_m, config.tile_n, config.cluster_m, config.cluster_n, spec);
+}
+
+struct GemmPlan::Impl {
+  GemmDesc desc;
+  GemmOptions options;
+  DeviceLimits limits;
+  std::vector<gemm::KernelInfo> kernels;  // by config id
+  std::vector<int> max_active_clusters;   // by config id
+  int forced_config = -1;                 // knob / option, -1 = heuristic
+  Raster raster = Raster::kAuto;          // option, else knob
+  int32_t swizzle = 0;                    // option, else knob
+  uint64_t timeout_ns = 0;
+  DeviceStatus* status = nullptr;         // device memory, one record
+};
+
+GemmPlan::GemmPlan(const GemmDesc& desc, const GemmOptions& options) : impl_(std::make_unique<Impl>()) {
+  validate_gemm_desc(desc);
+  validate_tile_order_spec(options.order);
+  Impl& p = *impl_;
+  p.desc = desc;
+  p.options = options;
+
+  std::string config = options.config.empty() ? knobs::get_string("FLUX_GEMM_CONFIG") : options.config;
+  if (config != "auto") p.forced_config = find_config(config);
+  p.raster = options.order.raster != Raster::kAuto ? options.order.raster : parse_raster(knobs::get_string("FLUX_GEMM_RASTER"));
+  p.swizzle = options.order.swizzle;
+  if (p.swizzle == 0) {
+    int64_t s = knobs::get_int("FLUX_GEMM_SWIZZLE");
+    FLUX_CHECK_ARG(s == 0 || is_valid_swizzle(static_cast<int32_t>(s)), "flux gemm: FLUX_GEMM_SWIZZLE=", s,
+                   " (expected 0 for auto, or 1, 2, 4, 8, 16)");
+    p.swizzle = static_cast<int32_t>(s);
+  }
+  if (options.wait_timeout_ns > 0) {
+    p.timeout_ns = options.wait_timeout_ns;
+  } else {
+    int64_t ms = knobs::get_int("FLUX_WAIT_TIMEOUT_MS");
+    FLUX_CHECK_ARG(ms > 0, "flux gemm: FLUX_WAIT_TIMEOUT_MS=", ms, " (expected a positive number of milliseconds)");
+    p.timeout_ns = static_cast<uint64_t>(ms) * 1000000ull;
+  }
+
+  p.limits = query_device_limits(options.device);
+  if (p.limits.cc_major != 9 || p.limits.cc_minor != 0) {
+    throw Unsupported(detail::cat("flux gemm: device ", p.limits.device, " (", p.limits.name, ") is sm_", p.limits.cc_major,
+                                  p.limits.cc_minor, "; the GEMM core is built for sm_90a (Hopper: H100, H200)"));
+  }
+  for (const GemmConfigInfo& c : gemm_configs()) {
+    gemm::KernelInfo info = gemm::prepare_kernel(desc.dtype, desc.layout, static_cast<gemm::ConfigId>(c.id), p.limits.device);
+    FLUX_CHECK(info.smem_bytes <= p.limits.smem_per_block_optin, "config ", c.name, " needs ", info.smem_bytes,
+               " bytes of shared memory; the device allows ", p.limits.smem_per_block_optin);
+    FLUX_CHECK(info.max_active_clusters > 0, "config ", c.name, " cannot be resident on device ", p.limits.device);
+    p.kernels.push_back(info);
+    p.max_active_clusters.push_back(info.max_active_clusters);
+  }
+  int previous = 0;
+  FLUX_CUDA_CHECK(cudaGetDevice(&previous));
+  FLUX_CUDA_CHECK(cudaSetDevice(p.limits.device));
+  cudaError_t err = cudaMalloc(reinterpret_cast<void**>(&p.status), sizeof(DeviceStatus));
+  if (err == cudaSuccess) err = cudaMemset(p.status, 0, sizeof(DeviceStatus));
+  (void)cudaSetDevice(previous);
+  FLUX_CUDA_CHECK(err);
+}
+
+GemmPlan::~GemmPlan() {
+  if (impl_ && impl_->status) (void)cudaFree(impl_->status);
+}
+GemmPlan::GemmPlan(GemmPlan&&) noexcept = default;
+GemmPlan& GemmPlan::operator=(GemmPlan&&) noexcept = default;
+
+const GemmDesc& GemmPlan::desc() const { return impl_->desc; }
+const DeviceLimits& GemmPlan::device_limits() const { return impl_->limits; }
+DeviceStatus* GemmPlan::device_status() const { return impl_->status; }
+
+GemmSelection GemmPlan::select(int64_t m) const {
+  const Impl& p = *impl_;
+  FLUX_CHECK_ARG(m >= 1 && m <= kMaxDim, "flux gemm: M = ", m, " is out of range (expected 1 <= M < 2^31)");
+  GemmSelection sel = select_gemm_config(m, p.desc.n, p.desc.k, p.limits, p.max_active_clusters);
+  if (p.forced_config >= 0 && p.forced_config != sel.config.id) {
+    // Re-run the order choice for the forced config with the heuristic's raster rule.
+    sel.config = gemm_configs()[p.forced_config];
+    sel.tiles_m = (m + sel.config.tile_m - 1) / sel.config.tile_m;
+    sel.tiles_n = (p.desc.n + sel.config.tile_n - 1) / sel.config.tile_n;
+    sel.reason = detail::cat("forced config ", sel.config.name, " (FLUX_GEMM_CONFIG / GemmOptions::config); ", sel.reason);
+  }
+  if (p.raster != Raster::kAuto) {
+    sel.raster = p.raster;
+    sel.reason += "; raster forced";
+  }
+  if (p.swizzle != 0) {
+    sel.swizzle = p.swizzle;
+    sel.reason += "; swizzle forced";
+  }
+  return sel;
+}
+
+void GemmPlan::run(const GemmArgs& args, cudaStream_t stream) const {
+  const Impl& p = *impl_;
+  validate_gemm_args(p.desc, args);
+  int current = -1;
+  FLUX_CUDA_CHECK(cudaGetDevice(&current));
+  FLUX_CHECK_ARG(current == p.limits.device, "flux gemm: run() on device ", current, " but the plan was built for device ",
+                 p.limits.device, " (expected the plan's device to be current)");
+
+  GemmSelection sel = select(args.m);
+  TileOrderSpec spec = p.options.order;
+  spec.raster = sel.raster;
+  spec.swizzle = sel.swizzle;
+
+  gemm::KernelLaunch launch;
+  launch.m = args.m;
+  launch.n = p.desc.n;
+  launch.k = p.desc.k;
+  launch.a = args.a;
+  launch.b = args.b;
+  launch.bias = args.bias;
+  launch.c = args.c;
+  launch.order = make_tile_order_map(args.m, p.desc.n, sel.config, spec);
+  launch.device = p.limits.device;
+  if (args.wait.flags != nullptr) {
+    launch.wait.flags = args.wait.flags;
+    launch.wait.value = args.wait.value;
+    launch.wait.tiles_m = static_cast<int32_t>(sel.tiles_m);
+    launch.wait.ctx.status = p.status;
+    launch.wait.ctx.timeout_ns = p.timeout_ns;
+    launch.wait.ctx.site = WaitSite::kGemmWaitBeforeLoad;
+    launch.wait.ctx.rank = p.options.rank;
+    launch.wait.ctx.peer = args.wait.peer;
+  }
+  if (args.publish.mode != PublishMode::kNone) {
+    launch.publish.flags = args.publish.flags;
+    launch.publish.value = args.publish.value;
+    launch.publish.mode = args.publish.mode == PublishMode::kTileFlag ? gemm::kernel::kPublishTileFlag
+                                                                      : gemm::kernel::kPublishBlockCounter;
+    launch.publish.tiles_m = static_cast<int32_t>(sel.tiles_m);
+    launch.publish.tiles_n = static_cast<int32_t>(sel.tiles_n);
+  }
+  int64_t units = launch.order.total_units();
+  launch.num_clusters = static_cast<int>(std::min<int64_t>(units, p.max_active_clusters[sel.config.id]));
+  gemm::launch_kernel(p.desc.dtype, p.desc.layout, static_cast<gemm::ConfigId>(sel.config.id), launch, stream);
+}
+
+void GemmPlan::check_status() const {
+  const Impl& p = *impl_;
+  DeviceStatus host{};
+  FLUX_CUDA_CHECK(cudaMemcpy(&host, p.status, sizeof(host), cudaMemcpyDeviceToHost));
+  if (host.failed == 0) return;
+  FLUX_CUDA_CHECK(cudaMemset(p.status, 0, sizeof(DeviceStatus)));
+  throw TimeoutError(describe_device_status(host));
+}
+
+}  // namespace flux

@@ -1,0 +1,50 @@
+// src/gemm/gemm_launch.h — the interface between host planning (gemm.cpp) and the compiled kernels
+// (one translation unit per (dtype, layout, config), generated from sm90_gemm_instance.cu.in).
+// Plain data only: no CUTLASS here, so host code compiles without it.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "flux/tile_order.h"
+#include "flux/types.h"
+#include "src/gemm/gemm_config.h"
+#include "src/gemm/kernel/hook_params.h"
+
+namespace flux::gemm {
+
+struct KernelLaunch {
+  int64_t m = 0, n = 0, k = 0;
+  const void* a = nullptr;
+  const void* b = nullptr;
+  const void* bias = nullptr;
+  void* c = nullptr;
+  TileOrderMap order{};
+  kernel::WaitHookParams wait{};
+  kernel::PublishHookParams publish{};
+  int device = 0;
+  int num_clusters = 0;  // persistent grid: min(units, max active clusters)
+};
+
+struct KernelInfo {
+  int64_t smem_bytes = 0;
+  int threads = 0;
+  int max_active_clusters = 0;  // cudaOccupancyMaxActiveClusters on this device
+};
+
+// Defined once per instantiation. prepare() raises the kernel's dynamic shared-memory limit on
+// `device` and measures cluster occupancy; launch() encodes the TMA descriptors and launches.
+// Both throw flux::Error subclasses with the failing call in the text.
+template <DType kDType, WeightLayout kLayout, ConfigId kConfig>
+KernelInfo sm90_gemm_prepare(int device);
+
+template <DType kDType, WeightLayout kLayout, ConfigId kConfig>
+void sm90_gemm_launch(const KernelLaunch& launch, cudaStream_t stream);
+
+// Runtime dispatch over the 16 instantiations (gemm_dispatch.cpp).
+KernelInfo prepare_kernel(DType dtype, WeightLayout layout, ConfigId config, int device);
+void launch_kernel(DType dtype, WeightLayout layout, ConfigId config, const KernelLaunch& launch,
+                   cudaStream_t stream);
+
+}  // namespace flux::gemm

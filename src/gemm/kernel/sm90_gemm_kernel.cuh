@@ -1,0 +1,195 @@
+// src/gemm/kernel/sm90_gemm_kernel.cuh — the GEMM core: one composition, read top-down.
+//
+//   config   : ConfigShape (src/gemm/gemm_config.h) -> tile, cluster, cooperative or ping-pong
+//   pieces   : CUTLASS sm90 TMA warp-specialized mainloop + TMA epilogue (bias per column, no C
+//              source), wrapped by WaitBeforeLoad / PublishAfterStore (hooked_collectives.cuh),
+//              scheduled by OrderedTileScheduler (ordered_tile_scheduler.cuh)
+//   kernel   : cutlass::gemm::kernel::GemmUniversal over those pieces
+//   entry    : sm90_gemm_prepare / sm90_gemm_launch (declared in src/gemm/gemm_launch.h), explicitly
+//              instantiated once per (dtype, layout, config) by the generated sm90_gemm_*.cu files.
+//
+// Assumptions: sm_90a (built with -gencode=arch=compute_90a,code=sm_90a; GemmPlan refuses other
+// devices), A/B/C/bias 16-byte aligned with N, K multiples of 8 (validated by the plan).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <type_traits>
+
+#include "cute/tensor.hpp"
+#include "cutlass/cutlass.h"
+#include "cutlass/device_kernel.h"
+#include "cutlass/epilogue/collective/collective_builder.hpp"
+#include "cutlass/epilogue/fusion/operations.hpp"
+#include "cutlass/gemm/collective/collective_builder.hpp"
+#include "cutlass/gemm/dispatch_policy.hpp"
+#include "cutlass/gemm/kernel/gemm_universal.hpp"
+#include "cutlass/util/packed_stride.hpp"
+#include "src/common/check.h"
+#include "src/gemm/gemm_launch.h"
+#include "src/gemm/kernel/hooked_collectives.cuh"
+#include "src/gemm/kernel/ordered_tile_scheduler.cuh"
+
+namespace flux::gemm {
+namespace kernel {
+
+template <DType>
+struct ElementOf;
+template <>
+struct ElementOf<DType::kBF16> {
+  using type = cutlass::bfloat16_t;
+};
+template <>
+struct ElementOf<DType::kFP16> {
+  using type = cutlass::half_t;
+};
+
+// CUTLASS names B by its K x N view: [N, K] row-major (K contiguous) is "column-major".
+template <WeightLayout>
+struct LayoutBOf;
+template <>
+struct LayoutBOf<WeightLayout::kNK> {
+  using type = cutlass::layout::ColumnMajor;
+};
+template <>
+struct LayoutBOf<WeightLayout::kKN> {
+  using type = cutlass::layout::RowMajor;
+};
+
+template <DType kDType, WeightLayout kLayout, ConfigId kConfig>
+struct Sm90Gemm {
+  static constexpr ConfigShape kShape = config_shape(kConfig);
+  static constexpr int kAlignment = 8;  // elements: 16 bytes of bf16 / fp16, what TMA needs
+
+  using Element = typename ElementOf<kDType>::type;
+  using ElementAccumulator = float;
+  using LayoutA = cutlass::layout::RowMajor;
+  using LayoutB = typename LayoutBOf<kLayout>::type;
+  using LayoutC = cutlass::layout::RowMajor;
+
+  using TileShape = cute::Shape<cute::Int<kShape.tile_m>, cute::Int<kShape.tile_n>, cute::Int<kShape.tile_k>>;
+  using ClusterShape = cute::Shape<cute::Int<kShape.cluster_m>, cute::Int<kShape.cluster_n>, cute::_1>;
+  using MainloopSchedule = std::conditional_t<kShape.pingpong, cutlass::gemm::KernelTmaWarpSpecializedPingpong,
+                                              cutlass::gemm::KernelTmaWarpSpecializedCooperative>;
+  using EpilogueSchedule = std::conditional_t<kShape.pingpong, cutlass::epilogue::TmaWarpSpecialized,
+                                              cutlass::epilogue::TmaWarpSpecializedCooperative>;
+
+  // D = acc + bias[n] (bias pointer null: + 0); no C operand is read.
+  using FusionOp = cutlass::epilogue::fusion::LinCombPerColBias<Element, ElementAccumulator, Element, void,
+                                                                ElementAccumulator>;
+
+  using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
+      cutlass::epilogue::collective::EpilogueTileAuto, ElementAccumulator, ElementAccumulator, void, LayoutC,
+      kAlignment, Element, LayoutC, kAlignment, EpilogueSchedule, FusionOp>::CollectiveOp;
+
+  using CollectiveMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Element, LayoutA, kAlignment, Element, LayoutB,
+      kAlignment, ElementAccumulator, TileShape, ClusterShape,
+      cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(
+          sizeof(typename CollectiveEpilogue::SharedStorage))>,
+      MainloopSchedule>::CollectiveOp;
+
+  using Kernel = cutlass::gemm::kernel::GemmUniversal<cute::Shape<int, int, int>, WaitBeforeLoad<CollectiveMainloop>,
+                                                      PublishAfterStore<CollectiveEpilogue>, OrderedTileSchedulerTag>;
+
+  static_assert(Kernel::SharedStorageSize <= 227 * 1024, "GEMM core config exceeds the sm_90 shared-memory budget");
+};
+
+// Restores the caller's current device on scope exit.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device) {
+    FLUX_CUDA_CHECK(cudaGetDevice(&previous_));
+    if (previous_ != device) FLUX_CUDA_CHECK(cudaSetDevice(device));
+  }
+  ~DeviceGuard() { (void)cudaSetDevice(previous_); }
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int previous_ = 0;
+};
+
+template <class Kernel>
+cudaLaunchConfig_t cluster_launch_config(dim3 grid, cudaLaunchAttribute* attribute, cudaStream_t stream, int cm,
+                                         int cn) {
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = dim3(Kernel::MaxThreadsPerBlock, 1, 1);
+  config.dynamicSmemBytes = Kernel::SharedStorageSize;
+  config.stream = stream;
+  attribute->id = cudaLaunchAttributeClusterDimension;
+  attribute->val.clusterDim.x = static_cast<unsigned>(cm);
+  attribute->val.clusterDim.y = static_cast<unsigned>(cn);
+  attribute->val.clusterDim.z = 1;
+  config.attrs = attribute;
+  config.numAttrs = 1;
+  return config;
+}
+
+}  // namespace kernel
+
+template <DType kDType, WeightLayout kLayout, ConfigId kConfig>
+KernelInfo sm90_gemm_prepare(int device) {
+  using G = kernel::Sm90Gemm<kDType, kLayout, kConfig>;
+  using Kernel = typename G::Kernel;
+  kernel::DeviceGuard guard(device);
+  auto* entry = &cutlass::device_kernel<Kernel>;
+  FLUX_CUDA_CHECK(cudaFuncSetAttribute(entry, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       static_cast<int>(Kernel::SharedStorageSize)));
+  cudaLaunchAttribute attribute{};
+  cudaLaunchConfig_t config = kernel::cluster_launch_config<Kernel>(
+      dim3(G::kShape.cluster_m, G::kShape.cluster_n, 1), &attribute, nullptr, G::kShape.cluster_m,
+      G::kShape.cluster_n);
+  int clusters = 0;
+  FLUX_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, entry, &config));
+  KernelInfo info;
+  info.smem_bytes = Kernel::SharedStorageSize;
+  info.threads = Kernel::MaxThreadsPerBlock;
+  info.max_active_clusters = clusters;
+  return info;
+}
+
+template <DType kDType, WeightLayout kLayout, ConfigId kConfig>
+void sm90_gemm_launch(const KernelLaunch& launch, cudaStream_t stream) {
+  using G = kernel::Sm90Gemm<kDType, kLayout, kConfig>;
+  using Kernel = typename G::Kernel;
+  using Element = typename G::Element;
+  using Mainloop = typename Kernel::CollectiveMainloop;
+  using Epilogue = typename Kernel::CollectiveEpilogue;
+
+  const int m = static_cast<int>(launch.m), n = static_cast<int>(launch.n), k = static_cast<int>(launch.k);
+  typename Kernel::Arguments args{};
+  args.mode = cutlass::gemm::GemmUniversalMode::kGemm;
+  args.problem_shape = {m, n, k};
+  args.mainloop.ptr_A = static_cast<Element const*>(launch.a);
+  args.mainloop.dA = cutlass::make_cute_packed_stride(typename Mainloop::StrideA{}, cute::make_shape(m, k, 1));
+  args.mainloop.ptr_B = static_cast<Element const*>(launch.b);
+  args.mainloop.dB = cutlass::make_cute_packed_stride(typename Mainloop::StrideB{}, cute::make_shape(n, k, 1));
+  args.mainloop.wait = launch.wait;
+  args.epilogue.thread.alpha = 1.0f;
+  args.epilogue.thread.beta = 0.0f;
+  args.epilogue.thread.bias_ptr = static_cast<Element const*>(launch.bias);
+  args.epilogue.ptr_C = nullptr;
+  args.epilogue.dC = cutlass::make_cute_packed_stride(typename Epilogue::StrideC{}, cute::make_shape(m, n, 1));
+  args.epilogue.ptr_D = static_cast<Element*>(launch.c);
+  args.epilogue.dD = cutlass::make_cute_packed_stride(typename Epilogue::StrideD{}, cute::make_shape(m, n, 1));
+  args.epilogue.publish = launch.publish;
+  args.hw_info.device_id = launch.device;
+  args.hw_info.sm_count = launch.num_clusters * G::kShape.cluster_m * G::kShape.cluster_n;
+  args.scheduler.order = launch.order;
+
+  FLUX_CHECK(Kernel::can_implement(args), "CUTLASS rejected a GEMM the plan validated (m=", m, " n=", n, " k=", k,
+             " config ", G::kShape.name, ")");
+  typename Kernel::Params params = Kernel::to_underlying_arguments(args, nullptr);
+
+  cudaLaunchAttribute attribute{};
+  cudaLaunchConfig_t config = kernel::cluster_launch_config<Kernel>(
+      dim3(G::kShape.cluster_m, G::kShape.cluster_n, static_cast<unsigned>(launch.num_clusters)), &attribute, stream,
+      G::kShape.cluster_m, G::kShape.cluster_n);
+  FLUX_CUDA_CHECK(cudaLaunchKernelEx(&config, &cutlass::device_kernel<Kernel>, params));
+  FLUX_CUDA_CHECK_LAUNCH(G::kShape.name);
+}
+
+}  // namespace flux::gemm

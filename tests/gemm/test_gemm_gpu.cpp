@@ -1,0 +1,353 @@
+// tests/gemm/test_gemm_gpu.cpp — the GEMM core on the GPU: every compiled kernel against the fp64
+// reference on fresh random data (outputs poisoned first, every element checked), the tile orders,
+// wait-before-load with a real producer (copy engine + stream-ordered flag writes), its timeout
+// error, and publish-after-store with a real consumer (stream-ordered waits + copies).
+// Skips with a message where no sm_90 GPU is present.
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "flux/error.h"
+#include "flux/gemm.h"
+#include "tests/support/gpu_support.h"
+
+namespace {
+
+using flux::testing::DeviceBuffer;
+using flux::testing::GemmProblem;
+
+class Stream {
+ public:
+  Stream() { FLUX_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
+  ~Stream() { cudaStreamDestroy(s_); }
+  operator cudaStream_t() const { return s_; }
+
+ private:
+  cudaStream_t s_ = nullptr;
+};
+
+int64_t random_dim(std::mt19937_64& rng, int64_t lo, int64_t hi) {  // multiple of 8 in [lo, hi]
+  return 8 * std::uniform_int_distribution<int64_t>(lo / 8, hi / 8)(rng);
+}
+
+std::string case_name(const flux::GemmDesc& d, int64_t m, bool bias, const std::string& config) {
+  return flux::detail::cat(config, " ", flux::to_string(d.dtype), " ", flux::to_string(d.layout), " M=", m, " N=", d.n,
+                           " K=", d.k, bias ? " +bias" : "");
+}
+
+// Driver entry points for stream-ordered flag operations (the copy engine's side of the hooks).
+using StreamWriteValue32 = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
+using StreamWaitValue32 = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
+template <class Fn>
+Fn driver_entry(const char* name) {
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult result{};
+  FLUX_CUDA_CHECK(cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &result));
+  if (result != cudaDriverEntryPointSuccess || fn == nullptr) throw flux::CudaError(std::string("no driver entry ") + name);
+  return reinterpret_cast<Fn>(fn);
+}
+
+TEST(GemmCoreGpu, EveryKernelAgainstFp64Reference) {
+  FLUX_REQUIRE_GPU();
+  Stream stream;
+  std::mt19937_64 rng(0x5eed2026);
+  for (flux::DType dtype : {flux::DType::kBF16, flux::DType::kFP16}) {
+    for (flux::WeightLayout layout : {flux::WeightLayout::kNK, flux::WeightLayout::kKN}) {
+      for (const flux::GemmConfigInfo& config : flux::gemm_configs()) {
+        for (int64_t m : {1, 7, 127, 1000, 3000}) {
+          for (bool bias : {false, true}) {
+            flux::GemmDesc desc{random_dim(rng, 8, 1536), random_dim(rng, 8, 1536), dtype, layout};
+            GemmProblem p(desc, m, bias, rng(), stream);
+            flux::GemmOptions options;
+            options.config = config.name;
+            flux::GemmPlan plan(desc, options);
+            p.poison_output(stream);
+            plan.run(p.args(), stream);
+            FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
+            plan.check_status();
+            flux::testing::expect_close(p.compare(stream), dtype, case_name(desc, m, bias, config.name));
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(GemmCoreGpu, HeuristicChoiceOnLargerShapes) {
+  FLUX_REQUIRE_GPU();
+  Stream stream;
+  std::mt19937_64 rng(77);
+  for (int64_t m : {1000, 4096}) {
+    for (int64_t n : {1024, 6144}) {
+      flux::GemmDesc desc{n, 4096, flux::DType::kBF16, flux::WeightLayout::kNK};
+      GemmProblem p(desc, m, true, rng(), stream);
+      flux::GemmPlan plan(desc);
+      p.poison_output(stream);
+      plan.run(p.args(), stream);
+      flux::testing::expect_close(p.compare(stream), desc.dtype, plan.select(m).reason);
+    }
+  }
+}
+
+TEST(GemmCoreGpu, TileOrdersGiveTheSameProduct) {
+  FLUX_REQUIRE_GPU();
+  Stream stream;
+  std::mt19937_64 rng(99);
+  flux::GemmDesc desc{2048, 1024, flux::DType::kBF16, flux::WeightLayout::kNK};
+  GemmProblem p(desc, 3000, false, rng(), stream);
+  for (int segments : {1, 3, 8, 64}) {
+    for (flux::Raster raster : {flux::Raster::kRowMajor, flux::Raster::kColMajor}) {
+      for (int swizzle : {1, 4, 16}) {
+        for (const char* config : {"128x256x64_coop_c2x1", "128x128x64_pingpong_c1x2"}) {
+          flux::GemmOptions options;
+          options.config = config;
+          options.order.segments = segments;
+          options.order.first_segment = static_cast<int>(rng() % segments);
+          options.order.raster = raster;
+          options.order.swizzle = swizzle;
+          flux::GemmPlan plan(desc, options);
+          p.poison_output(stream);
+          plan.run(p.args(), stream);
+          flux::testing::expect_close(p.compare(stream), desc.dtype,
+                                      flux::detail::cat(config, " W=", segments, " first=", options.order.first_segment,
+                                                        " raster=", int(raster), " swizzle=", swizzle));
+        }
+      }
+    }
+  }
+}
+
+// The producer is the copy engine: after a delay it copies the rows of each M-block (last block
+// first) into A, then releases that block's flag with a stream-ordered write. A starts poisoned, so
+// a tile loaded before its flag would make NaNs in C.
+TEST(GemmCoreGpu, WaitBeforeLoadWaitsForARealProducer) {
+  FLUX_REQUIRE_GPU();
+  auto write_value = driver_entry<StreamWriteValue32>("cuStreamWriteValue32");
+  Stream gemm_stream, copy_stream;
+  std::mt19937_64 rng(4242);
+  for (const char* config : {"128x256x64_coop_c2x1", "128x128x64_pingpong_c1x2", "64x256x64_pingpong_c2x1"}) {
+    flux::GemmDesc desc{4096, 2048, flux::DType::kFP16, flux::WeightLayout::kNK};
+    const int64_t m = 1900;
+    GemmProblem p(desc, m, true, rng(), gemm_stream);  // reference from p.a (the data the producer copies)
+    flux::GemmOptions options;
+    options.config = config;
+    flux::GemmPlan plan(desc, options);
+    const flux::GemmSelection sel = plan.select(m);
+    const int64_t block_rows = sel.config.tile_m;
+    DeviceBuffer a_dest(size_t(m * desc.k) * 2);
+    DeviceBuffer flags(size_t(sel.tiles_m) * sizeof(uint32_t));
+    FLUX_CUDA_CHECK(cudaMemset(flags.ptr, 0, flags.bytes));
+    flux::tools::poison(a_dest.ptr, m * desc.k, gemm_stream);
+    p.poison_output(gemm_stream);
+    FLUX_CUDA_CHECK(cudaStreamSynchronize(gemm_stream));
+
+    flux::GemmArgs args = p.args();
+    args.a = a_dest.ptr;
+    args.wait.flags = flags.as<uint32_t>();
+    args.wait.value = 1;
+    plan.run(args, gemm_stream);  // starts first and must wait
+
+    FLUX_CUDA_CHECK(cudaLaunchHostFunc(
+        copy_stream, [](void*) { std::this_thread::sleep_for(std::chrono::milliseconds(20)); }, nullptr));
+    for (int64_t blk = sel.tiles_m - 1; blk >= 0; --blk) {
+      int64_t r0 = blk * block_rows, rows = std::min<int64_t>(block_rows, m - r0);
+      size_t off = size_t(r0 * desc.k) * 2;
+      FLUX_CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(a_dest.ptr) + off, static_cast<char*>(p.a.ptr) + off,
+                                      size_t(rows * desc.k) * 2, cudaMemcpyDeviceToDevice, copy_stream));
+      CUresult r = write_value(copy_stream, reinterpret_cast<CUdeviceptr>(flags.as<uint32_t>() + blk), 1, 0);
+      ASSERT_EQ(r, CUDA_SUCCESS) << "cuStreamWriteValue32";
+    }
+    FLUX_CUDA_CHECK(cudaStreamSynchronize(copy_stream));
+    FLUX_CUDA_CHECK(cudaStreamSynchronize(gemm_stream));
+    EXPECT_NO_THROW(plan.check_status());
+    flux::testing::expect_close(p.compare(gemm_stream), desc.dtype, std::string("wait-before-load ") + config);
+  }
+}
+
+TEST(GemmCoreGpu, WaitTimeoutStopsTheKernelAndNamesTheBlock) {
+  FLUX_REQUIRE_GPU();
+  Stream stream;
+  std::mt19937_64 rng(7);
+  flux::GemmDesc desc{1024, 512, flux::DType::kBF16, flux::WeightLayout::kKN};
+  GemmProblem p(desc, 777, false, rng(), stream);
+  flux::GemmOptions options;
+  options.wait_timeout_ns = 20ull * 1000 * 1000;  // 20 ms
+  options.rank = 3;
+  flux::GemmPlan plan(desc, options);
+  const flux::GemmSelection sel = plan.select(p.m);
+  DeviceBuffer flags(size_t(sel.tiles_m) * sizeof(uint32_t));
+  // Every block ready except block 2, which no one will ever release.
+  std::vector<uint32_t> host(static_cast<size_t>(sel.tiles_m), 5u);
+  host[2] = 4u;
+  FLUX_CUDA_CHECK(cudaMemcpy(flags.ptr, host.data(), flags.bytes, cudaMemcpyHostToDevice));
+  flux::GemmArgs args = p.args();
+  args.wait.flags = flags.as<uint32_t>();
+  args.wait.value = 5;
+  args.wait.peer = 1;
+  auto start = std::chrono::steady_clock::now();
+  plan.run(args, stream);
+  FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));  // bounded: the kernel stops waiting
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 5.0) << "the kernel should give up after ~20 ms";
+  try {
+    plan.check_status();
+    FAIL() << "a timed-out wait was not reported";
+  } catch (const flux::TimeoutError& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("wait-before-load timed out"), std::string::npos) << what;
+    EXPECT_NE(what.find("M-block 2 "), std::string::npos) << what;
+    EXPECT_NE(what.find("expected >= 5, last seen 4"), std::string::npos) << what;
+    EXPECT_NE(what.find("rank 3"), std::string::npos) << what;
+    EXPECT_NE(what.find("peer 1"), std::string::npos) << what;
+  }
+  // The record is cleared and the plan is usable again.
+  EXPECT_NO_THROW(plan.check_status());
+  host[2] = 5u;
+  FLUX_CUDA_CHECK(cudaMemcpy(flags.ptr, host.data(), flags.bytes, cudaMemcpyHostToDevice));
+  p.poison_output(stream);
+  plan.run(args, stream);
+  FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
+  EXPECT_NO_THROW(plan.check_status());
+  flux::testing::expect_close(p.compare(stream), desc.dtype, "after timeout");
+}
+
+TEST(GemmCoreGpu, PublishAfterStoreFlagsAndCounters) {
+  FLUX_REQUIRE_GPU();
+  Stream stream;
+  std::mt19937_64 rng(11);
+  for (const char* config : {"128x256x64_coop_c2x1", "128x128x64_pingpong_c1x2", "256x128x64_coop_c1x2"}) {
+    flux::GemmDesc desc{1000, 768, flux::DType::kBF16, flux::WeightLayout::kNK};
+    GemmProblem p(desc, 1500, true, rng(), stream);
+    flux::GemmOptions options;
+    options.config = config;
+    flux::GemmPlan plan(desc, options);
+    const flux::GemmSelection sel = plan.select(p.m);
+    const size_t tiles = size_t(sel.tiles_m * sel.tiles_n);
+    DeviceBuffer flags(tiles * sizeof(uint32_t)), counters(size_t(sel.tiles_m) * sizeof(uint32_t));
+    FLUX_CUDA_CHECK(cudaMemset(flags.ptr, 0, flags.bytes));
+    FLUX_CUDA_CHECK(cudaMemset(counters.ptr, 0, counters.bytes));
+
+    flux::GemmArgs args = p.args();
+    args.publish.mode = flux::PublishMode::kTileFlag;
+    args.publish.flags = flags.as<uint32_t>();
+    args.publish.value = 7;
+    p.poison_output(stream);
+    plan.run(args, stream);
+    FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
+    std::vector<uint32_t> host(tiles);
+    FLUX_CUDA_CHECK(cudaMemcpy(host.data(), flags.ptr, flags.bytes, cudaMemcpyDeviceToHost));
+    for (size_t t = 0; t < tiles; ++t) ASSERT_EQ(host[t], 7u) << config << " tile " << t << " not published";
+    flux::testing::expect_close(p.compare(stream), desc.dtype, std::string("publish tile flags ") + config);
+
+    args.publish.mode = flux::PublishMode::kBlockCounter;
+    args.publish.flags = counters.as<uint32_t>();
+    for (int rep = 1; rep <= 2; ++rep) {
+      plan.run(args, stream);
+      FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
+      std::vector<uint32_t> counts(static_cast<size_t>(sel.tiles_m));
+      FLUX_CUDA_CHECK(cudaMemcpy(counts.data(), counters.ptr, counters.bytes, cudaMemcpyDeviceToHost));
+      for (size_t i = 0; i < counts.size(); ++i) {
+        ASSERT_EQ(counts[i], uint32_t(rep * sel.tiles_n)) << config << " M-block " << i << " after run " << rep;
+      }
+    }
+  }
+}
+
+// A consumer that needs no SM: for each tile, a stream-ordered wait on the tile's flag, then a copy of
+// the tile out of C. The consumer's stream is queued before the GEMM starts.
+TEST(GemmCoreGpu, PublishedTilesAreCompleteWhenTheFlagIsSeen) {
+  FLUX_REQUIRE_GPU();
+  auto wait_value = driver_entry<StreamWaitValue32>("cuStreamWaitValue32");
+  Stream gemm_stream, consumer;
+  std::mt19937_64 rng(12);
+  flux::GemmDesc desc{2048, 4096, flux::DType::kFP16, flux::WeightLayout::kNK};
+  GemmProblem p(desc, 2048, false, rng(), gemm_stream);
+  flux::GemmPlan plan(desc);
+  const flux::GemmSelection sel = plan.select(p.m);
+  const int tm = sel.config.tile_m, tn = sel.config.tile_n;
+  DeviceBuffer flags(size_t(sel.tiles_m * sel.tiles_n) * sizeof(uint32_t));
+  DeviceBuffer copy(p.c.bytes);
+  FLUX_CUDA_CHECK(cudaMemset(flags.ptr, 0, flags.bytes));
+  flux::tools::poison(copy.ptr, p.m * desc.n, gemm_stream);
+  p.poison_output(gemm_stream);
+  FLUX_CUDA_CHECK(cudaStreamSynchronize(gemm_stream));
+  for (int64_t i = 0; i < sel.tiles_m; ++i) {
+    for (int64_t j = 0; j < sel.tiles_n; ++j) {
+      CUresult r = wait_value(consumer, reinterpret_cast<CUdeviceptr>(flags.as<uint32_t>() + i * sel.tiles_n + j), 1,
+                              CU_STREAM_WAIT_VALUE_GEQ);
+      ASSERT_EQ(r, CUDA_SUCCESS) << "cuStreamWaitValue32";
+      size_t off = size_t(i * tm * desc.n + j * tn) * 2;
+      FLUX_CUDA_CHECK(cudaMemcpy2DAsync(static_cast<char*>(copy.ptr) + off, size_t(desc.n) * 2,
+                                        static_cast<char*>(p.c.ptr) + off, size_t(desc.n) * 2, size_t(tn) * 2,
+                                        size_t(std::min<int64_t>(tm, p.m - i * tm)), cudaMemcpyDeviceToDevice, consumer));
+    }
+  }
+  flux::GemmArgs args = p.args();
+  args.publish.mode = flux::PublishMode::kTileFlag;
+  args.publish.flags = flags.as<uint32_t>();
+  args.publish.value = 1;
+  plan.run(args, gemm_stream);
+  FLUX_CUDA_CHECK(cudaStreamSynchronize(gemm_stream));
+  FLUX_CUDA_CHECK(cudaStreamSynchronize(consumer));
+  // Compare the consumer's copy (not C) with the reference.
+  auto r = flux::tools::compare_rows(desc.dtype, desc.n, copy.ptr, p.rows.as<int32_t>(), p.m, p.ref.as<double>(),
+                                     gemm_stream);
+  flux::testing::expect_close(r, desc.dtype, "tiles copied out by a flag-waiting consumer");
+}
+
+// Small case with every hook in use, for compute-sanitizer (scripts/gpu_check.sh runs it under memcheck).
+TEST(GemmCoreGpu, SanitizerSmallCase) {
+  FLUX_REQUIRE_GPU();
+  Stream stream;
+  std::mt19937_64 rng(5);
+  flux::GemmDesc desc{256, 512, flux::DType::kBF16, flux::WeightLayout::kNK};
+  GemmProblem p(desc, 300, true, rng(), stream);
+  flux::GemmOptions options;
+  options.order.segments = 2;
+  options.order.first_segment = 1;
+  flux::GemmPlan plan(desc, options);
+  const flux::GemmSelection sel = plan.select(p.m);
+  DeviceBuffer wait_flags(size_t(sel.tiles_m) * 4), pub(size_t(sel.tiles_m * sel.tiles_n) * 4);
+  FLUX_CUDA_CHECK(cudaMemset(wait_flags.ptr, 0x01, wait_flags.bytes));
+  FLUX_CUDA_CHECK(cudaMemset(pub.ptr, 0, pub.bytes));
+  flux::GemmArgs args = p.args();
+  args.wait.flags = wait_flags.as<uint32_t>();
+  args.wait.value = 1;
+  args.publish.mode = flux::PublishMode::kTileFlag;
+  args.publish.flags = pub.as<uint32_t>();
+  p.poison_output(stream);
+  plan.run(args, stream);
+  FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
+  plan.check_status();
+  flux::testing::expect_close(p.compare(stream), desc.dtype, "sanitizer case");
+}
+
+TEST(GemmCoreGpu, BadInputsAreRejectedBeforeLaunch) {
+  FLUX_REQUIRE_GPU();
+  EXPECT_THROW(flux::GemmPlan(flux::GemmDesc{1000, 1001, flux::DType::kBF16, flux::WeightLayout::kNK}),
+               flux::InvalidArgument);
+  flux::GemmOptions bad;
+  bad.config = "256x256_magic";
+  try {
+    flux::GemmPlan plan(flux::GemmDesc{256, 256, flux::DType::kBF16, flux::WeightLayout::kNK}, bad);
+    FAIL() << "unknown config accepted";
+  } catch (const flux::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("128x256x64_coop_c2x1"), std::string::npos) << e.what();
+  }
+  Stream stream;
+  std::mt19937_64 rng(3);
+  flux::GemmDesc desc{256, 256, flux::DType::kBF16, flux::WeightLayout::kNK};
+  GemmProblem p(desc, 64, false, rng(), stream);
+  flux::GemmPlan plan(desc);
+  flux::GemmArgs args = p.args();
+  args.a = static_cast<const char*>(p.a.ptr) + 2;
+  EXPECT_THROW(plan.run(args, stream), flux::InvalidArgument);
+}
+
+}  // namespace

@@ -1,0 +1,112 @@
+// tests/gemm/test_gemm_validate.cpp — argument validation of the GEMM core (CPU only: no pointer is
+// dereferenced, nothing is launched).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+
+#include "flux/gemm.h"
+
+namespace {
+
+// Fake device addresses: validation only looks at their values.
+const void* addr(uintptr_t v) { return reinterpret_cast<const void*>(v); }
+void* maddr(uintptr_t v) { return reinterpret_cast<void*>(v); }
+
+template <class Fn>
+std::string error_of(Fn&& fn) {
+  try {
+    fn();
+  } catch (const flux::InvalidArgument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+flux::GemmArgs good_args() {
+  flux::GemmArgs a;
+  a.m = 100;
+  a.a = addr(0x10000000);
+  a.b = addr(0x20000000);
+  a.c = maddr(0x30000000);
+  return a;
+}
+
+TEST(GemmValidate, DescShapes) {
+  flux::GemmDesc d{4096, 4096, flux::DType::kBF16, flux::WeightLayout::kNK};
+  EXPECT_NO_THROW(flux::validate_gemm_desc(d));
+  d.k = 100;
+  std::string e = error_of([&] { flux::validate_gemm_desc(d); });
+  EXPECT_NE(e.find("K = 100 is not a multiple of 8"), std::string::npos) << e;
+  EXPECT_NE(e.find("16 bytes"), std::string::npos) << e;
+  d.k = 4096;
+  d.n = 4100;
+  e = error_of([&] { flux::validate_gemm_desc(d); });
+  EXPECT_NE(e.find("N = 4100 is not a multiple of 8"), std::string::npos) << e;
+  d.n = 0;
+  EXPECT_NE(error_of([&] { flux::validate_gemm_desc(d); }).find("out of range"), std::string::npos);
+  d.n = 4096;
+  d.dtype = static_cast<flux::DType>(7);
+  EXPECT_NE(error_of([&] { flux::validate_gemm_desc(d); }).find("expected bf16 or fp16"), std::string::npos);
+}
+
+TEST(GemmValidate, ArgsPointersAndShapes) {
+  const flux::GemmDesc d{256, 512, flux::DType::kFP16, flux::WeightLayout::kKN};
+  EXPECT_NO_THROW(flux::validate_gemm_args(d, good_args()));
+
+  auto a = good_args();
+  a.m = 0;
+  EXPECT_NE(error_of([&] { flux::validate_gemm_args(d, a); }).find("M = 0 is out of range"), std::string::npos);
+  a = good_args();
+  a.b = nullptr;
+  EXPECT_NE(error_of([&] { flux::validate_gemm_args(d, a); }).find("non-null"), std::string::npos);
+  a = good_args();
+  a.a = addr(0x10000008);
+  std::string e = error_of([&] { flux::validate_gemm_args(d, a); });
+  EXPECT_NE(e.find("A = 0x10000008 is not 16-byte aligned"), std::string::npos) << e;
+  a = good_args();
+  a.c = maddr(0x30000004);
+  EXPECT_NE(error_of([&] { flux::validate_gemm_args(d, a); }).find("C = "), std::string::npos);
+  a = good_args();
+  a.bias = addr(0x40000002);
+  EXPECT_NE(error_of([&] { flux::validate_gemm_args(d, a); }).find("bias"), std::string::npos);
+  a = good_args();
+  a.c = maddr(0x10000000 + 64);  // inside A
+  EXPECT_NE(error_of([&] { flux::validate_gemm_args(d, a); }).find("C overlaps A"), std::string::npos);
+}
+
+TEST(GemmValidate, Hooks) {
+  const flux::GemmDesc d{256, 512, flux::DType::kBF16, flux::WeightLayout::kNK};
+  auto a = good_args();
+  a.publish.mode = flux::PublishMode::kTileFlag;
+  EXPECT_NE(error_of([&] { flux::validate_gemm_args(d, a); }).find("needs publish flags"), std::string::npos);
+  a.publish.flags = reinterpret_cast<uint32_t*>(0x50000002);
+  EXPECT_NE(error_of([&] { flux::validate_gemm_args(d, a); }).find("4-byte aligned"), std::string::npos);
+  a.publish.flags = reinterpret_cast<uint32_t*>(0x50000000);
+  EXPECT_NO_THROW(flux::validate_gemm_args(d, a));
+  a.publish.mode = flux::PublishMode::kNone;
+  EXPECT_NE(error_of([&] { flux::validate_gemm_args(d, a); }).find("kNone"), std::string::npos);
+  a = good_args();
+  a.wait.flags = reinterpret_cast<const uint32_t*>(0x60000001);
+  EXPECT_NE(error_of([&] { flux::validate_gemm_args(d, a); }).find("wait flags"), std::string::npos);
+  a = good_args();
+  a.publish.mode = static_cast<flux::PublishMode>(9);
+  a.publish.flags = reinterpret_cast<uint32_t*>(0x50000000);
+  EXPECT_NE(error_of([&] { flux::validate_gemm_args(d, a); }).find("unknown PublishMode"), std::string::npos);
+}
+
+TEST(GemmValidate, PlanWithoutGpuSaysSo) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0) {
+    GTEST_SKIP() << "a GPU is present; this test checks the no-GPU error path";
+  }
+  (void)cudaGetLastError();
+  try {
+    flux::GemmPlan plan(flux::GemmDesc{256, 256, flux::DType::kBF16, flux::WeightLayout::kNK});
+    FAIL() << "GemmPlan constructed without a GPU";
+  } catch (const flux::Unsupported& e) {
+    EXPECT_NE(std::string(e.what()).find("no CUDA device"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace

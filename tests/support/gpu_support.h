@@ -1,0 +1,109 @@
+// tests/support/gpu_support.h — what the GPU tests share: the skip rule, device buffers, and a
+// checked GEMM run against the fp64 reference.
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "flux/gemm.h"
+#include "src/common/check.h"
+#include "tools/common/device_tools.h"
+
+namespace flux::testing {
+
+// Empty when an sm_90 GPU is present; otherwise why not.
+inline std::string why_no_gpu() {
+  int count = 0;
+  cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess || count == 0) {
+    (void)cudaGetLastError();
+    return std::string("no CUDA device (cudaGetDeviceCount: ") + (err == cudaSuccess ? "0 devices" : cudaGetErrorString(err)) + ")";
+  }
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) return "cudaGetDeviceProperties failed";
+  if (prop.major != 9 || prop.minor != 0) return std::string("device 0 is ") + prop.name + ", not sm_90";
+  return "";
+}
+
+#define FLUX_REQUIRE_GPU()                                                      \
+  do {                                                                          \
+    std::string flux_why_ = ::flux::testing::why_no_gpu();                      \
+    if (!flux_why_.empty()) GTEST_SKIP() << "GPU test skipped: " << flux_why_;  \
+  } while (0)
+
+struct DeviceBuffer {
+  void* ptr = nullptr;
+  size_t bytes = 0;
+  explicit DeviceBuffer(size_t n) : bytes(n) { FLUX_CUDA_CHECK(cudaMalloc(&ptr, n > 0 ? n : 16)); }
+  ~DeviceBuffer() {
+    if (ptr) cudaFree(ptr);
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  template <class T>
+  T* as() const {
+    return static_cast<T*>(ptr);
+  }
+};
+
+// Inputs, output and fp64 reference of one GEMM problem, all rows checked.
+struct GemmProblem {
+  GemmDesc desc;
+  int64_t m;
+  bool with_bias;
+  DeviceBuffer a, b, c, bias, rows, ref;
+
+  GemmProblem(const GemmDesc& d, int64_t m_, bool bias_, uint64_t seed, cudaStream_t stream)
+      : desc(d),
+        m(m_),
+        with_bias(bias_),
+        a(size_t(m_ * d.k) * 2),
+        b(size_t(d.n * d.k) * 2),
+        c(size_t(m_ * d.n) * 2),
+        bias(size_t(d.n) * 2),
+        rows(size_t(m_) * sizeof(int32_t)),
+        ref(size_t(m_ * d.n) * sizeof(double)) {
+    tools::fill_random(a.ptr, m * d.k, d.dtype, seed * 3 + 1, 1.0f, stream);
+    tools::fill_random(b.ptr, d.n * d.k, d.dtype, seed * 3 + 2, 1.0f, stream);
+    tools::fill_random(bias.ptr, d.n, d.dtype, seed * 3 + 3, 1.0f, stream);
+    std::vector<int32_t> all(static_cast<size_t>(m));
+    for (int64_t i = 0; i < m; ++i) all[static_cast<size_t>(i)] = static_cast<int32_t>(i);
+    FLUX_CUDA_CHECK(cudaMemcpyAsync(rows.ptr, all.data(), all.size() * sizeof(int32_t), cudaMemcpyHostToDevice, stream));
+    compute_reference(stream);
+    FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
+
+  // Recompute the reference (after the test changed A or B).
+  void compute_reference(cudaStream_t stream) {
+    tools::reference_gemm_rows(desc.dtype, desc.layout, desc.n, desc.k, a.ptr, b.ptr, with_bias ? bias.ptr : nullptr,
+                               rows.as<int32_t>(), m, ref.as<double>(), stream);
+  }
+
+  GemmArgs args() const {
+    GemmArgs g;
+    g.m = m;
+    g.a = a.ptr;
+    g.b = b.ptr;
+    g.bias = with_bias ? bias.ptr : nullptr;
+    g.c = c.ptr;
+    return g;
+  }
+
+  void poison_output(cudaStream_t stream) { tools::poison(c.ptr, m * desc.n, stream); }
+
+  tools::CompareResult compare(cudaStream_t stream) const {
+    return tools::compare_rows(desc.dtype, desc.n, c.ptr, rows.as<int32_t>(), m, ref.as<double>(), stream);
+  }
+};
+
+inline void expect_close(const tools::CompareResult& r, DType dtype, const std::string& what) {
+  EXPECT_EQ(r.nonfinite, 0) << what << ": " << tools::describe(r);
+  EXPECT_LT(r.global_rel, tools::tolerance(dtype)) << what << ": " << tools::describe(r);
+  EXPECT_LT(r.max_row_rel, tools::tolerance(dtype)) << what << ": " << tools::describe(r);
+}
+
+}  // namespace flux::testing

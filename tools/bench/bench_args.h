@@ -1,0 +1,33 @@
+// tools/bench/bench_args.h — the command-line options of a flux-bench subcommand.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace flux::bench {
+
+// "--name value" and "--flag" options; every option must be declared (unknown ones are errors).
+class Args {
+ public:
+  Args(std::vector<std::string> argv, std::set<std::string> value_options, std::set<std::string> flag_options);
+  bool flag(const std::string& name) const;
+  std::string get(const std::string& name, const std::string& fallback) const;
+  int64_t get_int(const std::string& name, int64_t fallback) const;
+  std::vector<std::string> get_list(const std::string& name, const std::string& fallback) const;  // comma-separated
+
+ private:
+  std::map<std::string, std::string> values_;
+  std::set<std::string> flags_;
+};
+
+struct Shape {
+  int64_t m, n, k;
+  int tp;  // tensor-parallel degree the shape belongs to (0: not from the suite)
+};
+// "MxNxK" (throws InvalidArgument otherwise).
+Shape parse_shape(const std::string& text);
+
+}  // namespace flux::bench

@@ -1,0 +1,336 @@
+// tools/bench/bench_gemm.cpp — `flux-bench gemm`: the GEMM core against cuBLAS, side by side.
+//
+// For each shape and dtype, in one process on the same inputs: flux (heuristic config, no hooks),
+// flux_hooks (the three extension points in use: a segmented tile order, every M-block's wait flag
+// pre-released, every tile published) and cublas (fastest of cublasGemmEx and cuBLASLt's top 8
+// heuristics, tuned on these inputs). Warm-up, then interleaved rounds (flux, flux_hooks, cublas,
+// flux, ...) timed with CUDA events, each round on the next of several input sets whose total size
+// is more than twice the L2; the median over rounds is reported. Before timing, each implementation's
+// output (poisoned first) is checked on sampled rows against an fp64 reference.
+// --sweep adds every config x raster x swizzle (impl "flux_sweep") to tune the heuristic.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "flux/baseline/cublas_gemm.h"
+#include "flux/error.h"
+#include "flux/gemm.h"
+#include "src/common/check.h"
+#include "tools/bench/bench_args.h"
+#include "tools/bench/bench_gemm.h"
+#include "tools/common/device_tools.h"
+#include "tools/common/json.h"
+#include "tools/common/timing.h"
+
+namespace flux::bench {
+
+namespace {
+
+struct DeviceBuffer {
+  void* ptr = nullptr;
+  explicit DeviceBuffer(size_t bytes) { FLUX_CUDA_CHECK(cudaMalloc(&ptr, bytes)); }
+  ~DeviceBuffer() {
+    if (ptr) cudaFree(ptr);
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+};
+
+std::vector<Shape> default_suite() {
+  // DESIGN.md "Measuring": per-rank GEMMs of AG+GEMM (M x 49152/tp x 12288) and GEMM+RS (M x 12288 x 49152/tp).
+  std::vector<Shape> shapes;
+  for (int64_t m : {1024, 4096, 8192}) {
+    for (int tp : {2, 4, 8}) shapes.push_back({m, 49152 / tp, 12288, tp});
+  }
+  for (int64_t m : {1024, 4096, 8192}) {
+    for (int tp : {2, 4, 8}) shapes.push_back({m, 12288, 49152 / tp, tp});
+  }
+  return shapes;
+}
+
+const char* raster_name(Raster r) { return r == Raster::kColMajor ? "col" : "row"; }
+
+struct Measured {
+  std::string impl;
+  std::string config;  // flux rows
+  std::string raster;
+  int swizzle = 0;
+  std::string algo;  // cublas row
+  double median_ms = 0, p10_ms = 0, p90_ms = 0;
+  double max_rel_err = NAN;
+  bool checked = false;
+  bool ok = true;
+};
+
+}  // namespace
+
+int run_gemm_bench(const std::vector<std::string>& argv, const std::string& command_line) {
+  Args args(argv, {"--dtypes", "--layout", "--shapes", "--warmup", "--iters", "--json", "--sweep-iters", "--check-rows"},
+            {"--sweep", "--no-check", "--bias", "--list-configs"});
+  if (args.flag("--list-configs")) {
+    for (const GemmConfigInfo& c : gemm_configs()) std::printf("%s\n", c.name);
+    return 0;
+  }
+  const DeviceLimits limits = query_device_limits(-1);  // throws Unsupported without a GPU
+  std::vector<DType> dtypes;
+  for (const std::string& d : args.get_list("--dtypes", "bf16,fp16")) dtypes.push_back(parse_dtype(d));
+  const WeightLayout layout = parse_weight_layout(args.get("--layout", "nk"));
+  std::vector<Shape> shapes;
+  if (args.get("--shapes", "").empty()) {
+    shapes = default_suite();
+  } else {
+    for (const std::string& s : args.get_list("--shapes", "")) shapes.push_back(parse_shape(s));
+  }
+  const int warmup = static_cast<int>(args.get_int("--warmup", 5));
+  const int iters = static_cast<int>(args.get_int("--iters", 30));
+  const int sweep_iters = static_cast<int>(args.get_int("--sweep-iters", 10));
+  const int check_rows = static_cast<int>(args.get_int("--check-rows", 64));
+  const bool check = !args.flag("--no-check");
+  const bool with_bias = args.flag("--bias");
+  const bool sweep = args.flag("--sweep");
+  FLUX_CHECK_ARG(iters >= 20, "flux-bench gemm: --iters ", iters, " (the project reports medians of >= 20)");
+
+  std::unique_ptr<std::ofstream> json;
+  const std::string json_path = args.get("--json", "");
+  if (!json_path.empty()) {
+    json = std::make_unique<std::ofstream>(json_path, std::ios::out | std::ios::trunc);
+    FLUX_CHECK_ARG(json->good(), "flux-bench gemm: cannot write --json ", json_path);
+  }
+  const std::string date = tools::utc_now_iso8601();
+
+  cudaStream_t stream = nullptr;
+  FLUX_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+
+  std::printf("flux-bench gemm on %s (%d SMs, L2 %.0f MB), layout %s, bias %s, %d warm-up + %d timed rounds\n",
+              limits.name.c_str(), limits.sm_count, limits.l2_bytes / 1e6, to_string(layout), with_bias ? "yes" : "no",
+              warmup, iters);
+  std::printf("%-22s %-5s %-26s %9s %8s %9s %8s %9s %8s %7s %7s\n", "shape (MxNxK)", "dtype", "flux config", "flux ms",
+              "TFLOP/s", "hooks ms", "TFLOP/s", "cublas ms", "TFLOP/s", "flux/cb", "hook/cb");
+
+  std::vector<double> flux_ratios, hooks_ratios;
+  bool all_ok = true;
+  std::mt19937_64 rng(12345);
+
+  for (DType dtype : dtypes) {
+    for (const Shape& shape : shapes) {
+      const int64_t m = shape.m, n = shape.n, k = shape.k;
+      const size_t es = dtype_size(dtype);
+      const GemmDesc desc{n, k, dtype, layout};
+      const double flops = 2.0 * double(m) * double(n) * double(k);
+      const int64_t set_bytes = (m * k + n * k) * int64_t(es);
+      const int sets = static_cast<int>(std::clamp<int64_t>((2 * limits.l2_bytes + set_bytes - 1) / set_bytes + 1, 2, 16));
+
+      std::vector<std::unique_ptr<DeviceBuffer>> a, b, c;
+      for (int s = 0; s < sets; ++s) {
+        a.push_back(std::make_unique<DeviceBuffer>(size_t(m * k) * es));
+        b.push_back(std::make_unique<DeviceBuffer>(size_t(n * k) * es));
+        c.push_back(std::make_unique<DeviceBuffer>(size_t(m * n) * es));
+        tools::fill_random(a[s]->ptr, m * k, dtype, rng(), 1.0f, stream);
+        tools::fill_random(b[s]->ptr, n * k, dtype, rng(), 1.0f, stream);
+      }
+      std::unique_ptr<DeviceBuffer> bias;
+      if (with_bias) {
+        bias = std::make_unique<DeviceBuffer>(size_t(n) * es);
+        tools::fill_random(bias->ptr, n, dtype, rng(), 1.0f, stream);
+      }
+
+      GemmPlan plan(desc);
+      GemmOptions hook_options;
+      hook_options.order.segments = shape.tp > 0 ? shape.tp : 4;
+      hook_options.order.first_segment = 1;
+      GemmPlan hooks_plan(desc, hook_options);
+      const GemmSelection sel = plan.select(m);
+      const GemmSelection hsel = hooks_plan.select(m);
+      DeviceBuffer wait_flags(size_t(hsel.tiles_m) * sizeof(uint32_t));
+      FLUX_CUDA_CHECK(cudaMemsetAsync(wait_flags.ptr, 0x01, size_t(hsel.tiles_m) * sizeof(uint32_t), stream));  // released
+      DeviceBuffer publish_flags(size_t(hsel.tiles_m * hsel.tiles_n) * sizeof(uint32_t));
+      FLUX_CUDA_CHECK(cudaMemsetAsync(publish_flags.ptr, 0, size_t(hsel.tiles_m * hsel.tiles_n) * sizeof(uint32_t), stream));
+
+      auto gemm_args = [&](int set) {
+        GemmArgs g;
+        g.m = m;
+        g.a = a[set]->ptr;
+        g.b = b[set]->ptr;
+        g.bias = bias ? bias->ptr : nullptr;
+        g.c = c[set]->ptr;
+        return g;
+      };
+      auto hook_args = [&](int set, int iteration) {
+        GemmArgs g = gemm_args(set);
+        g.wait.flags = static_cast<const uint32_t*>(wait_flags.ptr);
+        g.wait.value = 1;
+        g.publish.mode = PublishMode::kTileFlag;
+        g.publish.flags = static_cast<uint32_t*>(publish_flags.ptr);
+        g.publish.value = static_cast<uint32_t>(iteration + 1);
+        return g;
+      };
+
+      CublasGemm cublas(desc, m, with_bias);
+      cublas.tune(gemm_args(0), stream, 5);
+
+      // Correctness on sampled rows (always rows 0 and m-1).
+      std::vector<int32_t> rows;
+      std::unique_ptr<DeviceBuffer> d_rows, d_ref;
+      if (check) {
+        int64_t count = std::min<int64_t>(m, check_rows);
+        rows.push_back(0);
+        if (m > 1) rows.push_back(static_cast<int32_t>(m - 1));
+        std::uniform_int_distribution<int64_t> pick(0, m - 1);
+        while (static_cast<int64_t>(rows.size()) < count) rows.push_back(static_cast<int32_t>(pick(rng)));
+        d_rows = std::make_unique<DeviceBuffer>(rows.size() * sizeof(int32_t));
+        FLUX_CUDA_CHECK(cudaMemcpy(d_rows->ptr, rows.data(), rows.size() * sizeof(int32_t), cudaMemcpyHostToDevice));
+        d_ref = std::make_unique<DeviceBuffer>(rows.size() * size_t(n) * sizeof(double));
+        tools::reference_gemm_rows(dtype, layout, n, k, a[0]->ptr, b[0]->ptr, bias ? bias->ptr : nullptr,
+                                   static_cast<int32_t*>(d_rows->ptr), int64_t(rows.size()),
+                                   static_cast<double*>(d_ref->ptr), stream);
+      }
+      auto verify = [&](Measured& r, const std::function<void()>& run_once) {
+        if (!check) return;
+        tools::poison(c[0]->ptr, m * n, stream);
+        run_once();
+        tools::CompareResult cr = tools::compare_rows(dtype, n, c[0]->ptr, static_cast<int32_t*>(d_rows->ptr),
+                                                      int64_t(rows.size()), static_cast<double*>(d_ref->ptr), stream);
+        r.checked = true;
+        r.max_rel_err = cr.max_row_rel;
+        r.ok = cr.nonfinite == 0 && cr.max_row_rel < tools::tolerance(dtype);
+        if (!r.ok) {
+          std::printf("FAIL %s %ldx%ldx%ld %s: %s\n", r.impl.c_str(), long(m), long(n), long(k), to_string(dtype),
+                      tools::describe(cr).c_str());
+        }
+      };
+
+      std::vector<Measured> results(3);
+      results[0].impl = "flux";
+      results[0].config = sel.config.name;
+      results[0].raster = raster_name(sel.raster);
+      results[0].swizzle = sel.swizzle;
+      results[1].impl = "flux_hooks";
+      results[1].config = hsel.config.name;
+      results[1].raster = raster_name(hsel.raster);
+      results[1].swizzle = hsel.swizzle;
+      results[2].impl = "cublas";
+      results[2].algo = cublas.candidate_name(cublas.chosen());
+      verify(results[0], [&] { plan.run(gemm_args(0), stream); });
+      verify(results[1], [&] { hooks_plan.run(hook_args(0, 1000000), stream); });
+      verify(results[2], [&] { cublas.run(gemm_args(0), stream); });
+
+      std::vector<tools::TimedRun> runs = {
+          {"flux", [&](int it) { plan.run(gemm_args(it % sets), stream); }},
+          {"flux_hooks", [&](int it) { hooks_plan.run(hook_args(it % sets, it), stream); }},
+          {"cublas", [&](int it) { cublas.run(gemm_args(it % sets), stream); }},
+      };
+      auto times = tools::time_interleaved(runs, stream, warmup, iters);
+      plan.check_status();
+      hooks_plan.check_status();
+      for (size_t i = 0; i < results.size(); ++i) {
+        results[i].median_ms = tools::median(times[i]);
+        results[i].p10_ms = tools::percentile(times[i], 10);
+        results[i].p90_ms = tools::percentile(times[i], 90);
+      }
+
+      // The sweep: every config x raster x swizzle, timed side by side with the tuned cuBLAS.
+      if (sweep) {
+        std::vector<std::unique_ptr<GemmPlan>> plans;
+        std::vector<Measured> sweep_results;
+        std::vector<tools::TimedRun> sweep_runs;
+        for (const GemmConfigInfo& cfg : gemm_configs()) {
+          for (Raster raster : {Raster::kRowMajor, Raster::kColMajor}) {
+            for (int32_t swz : {1, 2, 4, 8}) {
+              GemmOptions o;
+              o.config = cfg.name;
+              o.order.raster = raster;
+              o.order.swizzle = swz;
+              plans.push_back(std::make_unique<GemmPlan>(desc, o));
+              GemmPlan* p = plans.back().get();
+              Measured r;
+              r.impl = "flux_sweep";
+              r.config = cfg.name;
+              r.raster = raster_name(raster);
+              r.swizzle = swz;
+              verify(r, [&] { p->run(gemm_args(0), stream); });
+              sweep_results.push_back(r);
+              sweep_runs.push_back({cfg.name, [&, p](int it) { p->run(gemm_args(it % sets), stream); }});
+            }
+          }
+        }
+        sweep_runs.push_back({"cublas", [&](int it) { cublas.run(gemm_args(it % sets), stream); }});
+        auto sweep_times = tools::time_interleaved(sweep_runs, stream, 2, sweep_iters);
+        double cublas_ms = tools::median(sweep_times.back());
+        for (size_t i = 0; i < sweep_results.size(); ++i) {
+          Measured& r = sweep_results[i];
+          r.median_ms = tools::median(sweep_times[i]);
+          r.p10_ms = tools::percentile(sweep_times[i], 10);
+          r.p90_ms = tools::percentile(sweep_times[i], 90);
+          all_ok = all_ok && r.ok;
+          if (json) {
+            tools::JsonLine line;
+            line.add("op", "gemm").add("impl", r.impl).add("dtype", to_string(dtype)).add("m", m).add("n", n)
+                .add("k", k).add("world_size", 1).add("median_ms", r.median_ms).add("tflops", flops / r.median_ms / 1e9)
+                .add("max_rel_err", r.checked ? std::optional<double>(r.max_rel_err) : std::nullopt)
+                .add("layout", to_string(layout)).add("config", r.config).add("raster", r.raster)
+                .add("swizzle", r.swizzle).add("cublas_ms", cublas_ms).add("vs_cublas", cublas_ms / r.median_ms)
+                .add("iters", sweep_iters).add("gpu", limits.name).add("date", date).add("command", command_line);
+            *json << line.str() << "\n";
+          }
+        }
+      }
+
+      const double cublas_ms = results[2].median_ms;
+      for (Measured& r : results) {
+        all_ok = all_ok && r.ok;
+        if (json) {
+          tools::JsonLine line;
+          line.add("op", "gemm").add("impl", r.impl).add("dtype", to_string(dtype)).add("m", m).add("n", n).add("k", k)
+              .add("world_size", 1).add("median_ms", r.median_ms).add("tflops", flops / r.median_ms / 1e9)
+              .add("max_rel_err", r.checked ? std::optional<double>(r.max_rel_err) : std::nullopt)
+              .add("p10_ms", r.p10_ms).add("p90_ms", r.p90_ms).add("layout", to_string(layout)).add("bias", with_bias);
+          if (r.impl == "cublas") {
+            line.add("algo", r.algo);
+          } else {
+            line.add("config", r.config).add("raster", r.raster).add("swizzle", r.swizzle)
+                .add("vs_cublas", cublas_ms / r.median_ms);
+          }
+          if (r.impl == "flux_hooks") line.add("segments", hook_options.order.segments);
+          line.add("tp", shape.tp).add("iters", iters).add("gpu", limits.name).add("date", date).add("command", command_line);
+          *json << line.str() << "\n";
+        }
+      }
+      json && json->flush();
+      double rf = cublas_ms / results[0].median_ms, rh = cublas_ms / results[1].median_ms;
+      flux_ratios.push_back(rf);
+      hooks_ratios.push_back(rh);
+      char shape_text[64];
+      std::snprintf(shape_text, sizeof(shape_text), "%ldx%ldx%ld", long(m), long(n), long(k));
+      std::printf("%-22s %-5s %-26s %9.3f %8.1f %9.3f %8.1f %9.3f %8.1f %7.3f %7.3f%s\n", shape_text, to_string(dtype),
+                  sel.config.name, results[0].median_ms, flops / results[0].median_ms / 1e9, results[1].median_ms,
+                  flops / results[1].median_ms / 1e9, cublas_ms, flops / cublas_ms / 1e9, rf, rh,
+                  (results[0].ok && results[1].ok && results[2].ok) ? "" : "  CHECK FAILED");
+      std::fflush(stdout);
+    }
+  }
+  FLUX_CUDA_CHECK(cudaStreamDestroy(stream));
+
+  auto summary = [](std::vector<double> v, const char* what) {
+    if (v.empty()) return;
+    std::sort(v.begin(), v.end());
+    double med = v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+    std::printf("%s throughput / cublas over %zu rows: median %.3f, min %.3f, max %.3f\n", what, v.size(), med,
+                v.front(), v.back());
+  };
+  summary(flux_ratios, "flux      ");
+  summary(hooks_ratios, "flux_hooks");
+  if (!all_ok) {
+    std::printf("flux-bench gemm: some correctness checks FAILED (see FAIL lines above)\n");
+    return 3;
+  }
+  return 0;
+}
+
+}  // namespace flux::bench

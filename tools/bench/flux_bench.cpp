@@ -1,0 +1,46 @@
+// tools/bench/flux_bench.cpp — the benchmark CLI: `flux-bench <subcommand> [options]`. Thin: parses the
+// subcommand and reports errors; each subcommand lives in its own bench_*.cpp.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "flux/error.h"
+#include "tools/bench/bench_gemm.h"
+
+namespace {
+
+void usage(FILE* out) {
+  std::fprintf(out,
+               "usage: flux-bench <subcommand> [options]\n"
+               "  gemm   the GEMM core vs cuBLAS on the per-rank shapes of DESIGN.md\n"
+               "         [--dtypes bf16,fp16] [--layout nk|kn] [--shapes MxNxK,...] [--warmup 5] [--iters 30]\n"
+               "         [--json FILE] [--bias] [--no-check] [--check-rows 64] [--sweep] [--sweep-iters 10]\n"
+               "         [--list-configs]\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  std::string command_line;
+  for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
+  if (args.empty() || args[0] == "-h" || args[0] == "--help") {
+    usage(args.empty() ? stderr : stdout);
+    return args.empty() ? 2 : 0;
+  }
+  const std::string sub = args[0];
+  args.erase(args.begin());
+  try {
+    if (sub == "gemm") return flux::bench::run_gemm_bench(args, command_line);
+    std::fprintf(stderr, "flux-bench: unknown subcommand '%s'\n", sub.c_str());
+    usage(stderr);
+    return 2;
+  } catch (const flux::Unsupported& e) {
+    std::fprintf(stderr, "flux-bench: %s\nflux-bench: the benchmark needs an NVIDIA Hopper GPU (sm_90); nothing was measured.\n",
+                 e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "flux-bench: error: %s\n", e.what());
+    return 1;
+  }
+}

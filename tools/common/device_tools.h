@@ -1,0 +1,46 @@
+// tools/common/device_tools.h — device helpers shared by flux-bench and the GPU tests (not part of
+// the library): random fills, output poisoning, an fp64 reference GEMM over chosen rows, and the
+// comparison of an output against it.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "flux/types.h"
+
+namespace flux::tools {
+
+// Uniform values in [-scale, scale], a counter-based hash of (seed, index): reproducible, never zero
+// everywhere. `count` elements of `dtype`.
+void fill_random(void* data, int64_t count, DType dtype, uint64_t seed, float scale, cudaStream_t stream);
+
+// Every 16-bit element set to 0xFFFF (a NaN in both bf16 and fp16): an element still NaN after a run
+// was never written.
+void poison(void* data, int64_t count, cudaStream_t stream);
+
+// out[r, j] (fp64, num_rows x n) = sum_k A[rows[r], k] * op(B)[k, j] (+ bias[j]), inputs of `dtype`.
+// `rows` is a device array of num_rows row indices into A.
+void reference_gemm_rows(DType dtype, WeightLayout layout, int64_t n, int64_t k, const void* a, const void* b,
+                         const void* bias, const int32_t* rows, int64_t num_rows, double* out, cudaStream_t stream);
+
+struct CompareResult {
+  int64_t checked = 0;        // elements compared
+  int64_t nonfinite = 0;      // NaN / Inf in the output (poison left = element never written)
+  double max_row_rel = 0.0;   // max over rows of ||out_row - ref_row|| / ||ref_row||
+  double global_rel = 0.0;    // ||out - ref|| / ||ref|| over all checked elements
+  int64_t worst_row = -1;     // index into `rows` of the worst row
+};
+
+// Compares rows[r] of C [*, n] (dtype) with ref (num_rows x n, fp64). Synchronizes `stream`.
+CompareResult compare_rows(DType dtype, int64_t n, const void* c, const int32_t* rows, int64_t num_rows,
+                           const double* ref, cudaStream_t stream);
+
+// Relative-error bound of the project for an output dtype: bf16 1e-2, fp16 5e-3.
+double tolerance(DType dtype);
+
+std::string describe(const CompareResult& r);
+
+}  // namespace flux::tools

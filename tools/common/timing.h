@@ -1,0 +1,30 @@
+// tools/common/timing.h — side-by-side timing with CUDA events (METHOD.md, DESIGN.md "Measuring").
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace flux::tools {
+
+// One thing to time: run(iteration) enqueues the work on the shared stream (it rotates its own input
+// buffers by iteration).
+struct TimedRun {
+  std::string name;
+  std::function<void(int iteration)> run;
+};
+
+// Warm-up rounds, then `iters` rounds; each round runs every TimedRun once, in order (A B C A B C ...),
+// each between its own pair of events. Returns times[run][iteration] in milliseconds.
+std::vector<std::vector<float>> time_interleaved(const std::vector<TimedRun>& runs, cudaStream_t stream, int warmup,
+                                                 int iters);
+
+double percentile(std::vector<float> values, double p);  // p in [0, 100], linear interpolation
+inline double median(const std::vector<float>& values) { return percentile(values, 50.0); }
+
+// "2026-12-01T08:05:13Z"
+std::string utc_now_iso8601();
+
+}  // namespace flux::tools
