@@ -1,9 +1,10 @@
 // src/gemm/gemm_config.cpp — the config table and the one heuristic that picks among them.
 //
 // The heuristic is a pure function of (M, N, K) and the device limits, so CPU tests check it.
-// Model: a persistent kernel runs ceil(units / concurrent clusters) waves; each wave costs one
-// unit's work divided by the config's per-SM throughput (kRelativeRate, measured: see below). The
-// config with the least predicted time wins; ties go to the earlier (larger-tile) config.
+// Model: a persistent kernel runs ceil(units / concurrent clusters) waves; each wave costs one CTA
+// tile's work divided by the config's measured throughput (kRelativeRate, below). The config with
+// the least predicted time wins; ties go to the earlier config. Device limits (SM count, cluster
+// occupancy) come from the device.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -36,15 +37,30 @@ const std::vector<GemmConfigInfo>& gemm_configs() {
 
 namespace {
 
-// Per-SM throughput of each config on full tiles, relative to 128x256 cooperative, from the config
-// sweep on the H200 (bench/results/gemm_sweep_h200.jsonl; update both together):
-//   128x256x64_coop_c2x1     1.00  reference: 64x256 per math warp group, B multicast over 2 CTAs
-//   128x128x64_pingpong_c1x2 0.93  half the tile: more B/A traffic per flop, epilogue hidden by ping-pong
+// Per-CTA throughput of each config on full waves, relative to 128x256 cooperative. Fitted to the
+// config sweep on the H200 (bench/results/gemm_sweep_h200_20261201.jsonl: 15 shapes x 2 dtypes x
+// 4 configs x 2 rasters x 4 swizzles, timed side by side); with these rates the model picks, on every
+// shape of the sweep, a config within 0.5% of that shape's fastest.
+//   128x256x64_coop_c2x1     1.00  reference; the epilogue is exposed (both math groups do it)
+//   128x128x64_pingpong_c1x2 1.04  the other math group's MMA hides each tile's epilogue; finer
+//                                  tiles also quantize better (it was best or within 0.5% on all 15)
 //   256x128x64_coop_c1x2     1.00  same work per tile as 128x256, transposed
-//   64x256x64_pingpong_c2x1  0.80  64-row tiles: one wgmma M=64 per group, most operand traffic per flop
-constexpr double kRelativeRate[gemm::kNumConfigs] = {1.00, 0.93, 1.00, 0.80};
+//   64x256x64_pingpong_c2x1  1.00  1-2% behind 128x128 ping-pong on the sweep; wins where 64-row
+//                                  tiles waste fewer rows (M <= 64)
+constexpr double kRelativeRate[gemm::kNumConfigs] = {1.00, 1.04, 1.00, 1.00};
+
+// Tile order of ping-pong configs: row-major bands of 8 unit rows. On the sweep it was the best
+// order of 128x128 ping-pong on average (0.6% from each shape's best, worst 1.6%); column-major bands
+// lost up to 8% at M = 8192 with a large B, plain row-major up to 44%.
+constexpr int32_t kPingpongSwizzle = 8;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+int32_t pow2_at_most(int64_t limit, int32_t cap) {
+  int32_t s = 1;
+  while (s * 2 <= cap && s * 2 <= limit) s *= 2;
+  return s;
+}
 
 }  // namespace
 
@@ -66,8 +82,8 @@ GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLi
       concurrent = max_active_clusters[c.id];
     }
     int64_t waves = ceil_div(units, std::max<int64_t>(concurrent, 1));
-    double unit_work = double(c.tile_m) * c.tile_n * c.cluster_m * c.cluster_n;
-    double time = double(waves) * unit_work / kRelativeRate[c.id];
+    double tile_work = double(c.tile_m) * c.tile_n;  // per CTA; K is common to all configs
+    double time = double(waves) * tile_work / kRelativeRate[c.id];
     if (best < 0 || time < best_time * (1.0 - 1e-9)) {
       best = c.id;
       best_time = time;
@@ -82,22 +98,25 @@ GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLi
   sel.tiles_m = ceil_div(m, c.tile_m);
   sel.tiles_n = ceil_div(n, c.tile_n);
   int64_t units_m = ceil_div(sel.tiles_m, c.cluster_m), units_n = ceil_div(sel.tiles_n, c.cluster_n);
-  // Raster: walk the shorter dimension fastest, so the clusters running at once share the operand of
-  // the longer one (M fastest when there are more unit columns than rows: all of A's rows stay hot in
-  // L2 while B streams through once).
-  sel.raster = units_n >= units_m ? Raster::kColMajor : Raster::kRowMajor;
-  // Swizzle: bands of `s` unit lines, with s about sqrt(concurrent clusters) so that the clusters in
-  // flight cover a near-square block of C (least A + B traffic per wave), bounded by the minor extent.
-  int64_t minor = sel.raster == Raster::kColMajor ? units_n : units_m;
-  int32_t swizzle = 1;
-  while (swizzle * 2 <= 8 && int64_t(swizzle) * 2 * swizzle * 2 <= best_concurrent && swizzle * 2 <= minor) {
-    swizzle *= 2;
+  if (c.pingpong) {
+    sel.raster = Raster::kRowMajor;
+    sel.swizzle = pow2_at_most(units_m, kPingpongSwizzle);
+  } else {
+    // Cooperative: walk the shorter dimension fastest (M fastest when there are more unit columns than
+    // rows: A's rows stay hot in L2 while B streams through), in bands of about sqrt(concurrent
+    // clusters) lines so the clusters in flight cover a near-square block of C.
+    sel.raster = units_n >= units_m ? Raster::kColMajor : Raster::kRowMajor;
+    int64_t minor = sel.raster == Raster::kColMajor ? units_n : units_m;
+    int32_t swizzle = 1;
+    while (swizzle * 2 <= 8 && int64_t(swizzle) * 2 * swizzle * 2 <= best_concurrent && swizzle * 2 <= minor) {
+      swizzle *= 2;
+    }
+    sel.swizzle = swizzle;
   }
-  sel.swizzle = swizzle;
-  sel.reason = detail::cat("heuristic: ", c.name, " predicted fewest (waves x unit work / rate): ", best_units,
-                           " units in ", best_waves, " waves of ", best_concurrent, " clusters; raster ",
+  sel.reason = detail::cat("heuristic: ", c.name, " predicted fastest (waves x tile work / measured rate): ",
+                           best_units, " units in ", best_waves, " waves of ", best_concurrent, " clusters; raster ",
                            sel.raster == Raster::kColMajor ? "col" : "row", " (", units_m, "x", units_n,
-                           " units), swizzle ", swizzle);
+                           " units), swizzle ", sel.swizzle);
   return sel;
 }
 

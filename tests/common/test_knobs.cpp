@@ -44,8 +44,9 @@ TEST(Knobs, ReadmeListsEveryKnobWithItsDefault) {
   text << in.rdbuf();
   const std::string readme = text.str();
   for (const auto& knob : flux::knobs::all()) {
-    // A table row: | `NAME` | `default` | meaning |
-    std::string row = std::string("| `") + knob.name + "` | `" + knob.default_value + "` |";
+    // A table row: | `NAME` | `default` | meaning |   (an empty default is written "(empty)")
+    std::string value = *knob.default_value ? std::string("`") + knob.default_value + "`" : std::string("(empty)");
+    std::string row = std::string("| `") + knob.name + "` | " + value + " |";
     EXPECT_NE(readme.find(row), std::string::npos) << "README.md has no row starting " << row;
   }
 }

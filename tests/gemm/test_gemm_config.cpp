@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <utility>
+#include <vector>
 #include <string>
 
 #include "flux/gemm.h"
@@ -60,20 +62,46 @@ TEST(GemmConfig, HeuristicIsValidAndExplains) {
 }
 
 TEST(GemmConfig, HeuristicUsesOccupancy) {
-  // With room for only one cluster at a time every config takes one wave per unit: the largest
-  // per-cluster work at the best rate wins (a 128x256 or 256x128 tile), never the 64-row config.
+  // The same shape with room for a single ping-pong cluster: every ping-pong unit becomes a wave of
+  // its own, so a cooperative config must win.
   auto limits = h200_like();
-  flux::GemmSelection s = flux::select_gemm_config(8192, 8192, 4096, limits, {1, 1, 1, 1});
-  EXPECT_TRUE(s.config.tile_m * s.config.tile_n == 128 * 256) << s.config.name;
-  EXPECT_NE(s.reason.find("waves of 1 clusters"), std::string::npos) << s.reason;
+  flux::GemmSelection free = flux::select_gemm_config(8192, 8192, 4096, limits, {66, 66, 66, 66});
+  EXPECT_TRUE(free.config.pingpong) << free.reason;
+  flux::GemmSelection starved = flux::select_gemm_config(8192, 8192, 4096, limits, {66, 1, 66, 1});
+  EXPECT_FALSE(starved.config.pingpong) << starved.reason;
+  EXPECT_NE(starved.reason.find("waves of 66 clusters"), std::string::npos) << starved.reason;
 }
 
-TEST(GemmConfig, HeuristicRasterFollowsLongerDimension) {
+TEST(GemmConfig, HeuristicOnTheSuiteShapes) {
+  // The fitted model picks 128x128 ping-pong on the per-rank shapes of DESIGN.md (measured best or
+  // within 0.5% of the best on each), with row-major bands of 8 unit rows.
   const auto limits = h200_like();
+  for (int64_t m : {1024, 4096, 8192}) {
+    for (int tp : {2, 4, 8}) {
+      for (auto nk : {std::pair<int64_t, int64_t>{49152 / tp, 12288}, {12288, 49152 / tp}}) {
+        flux::GemmSelection s = flux::select_gemm_config(m, nk.first, nk.second, limits);
+        EXPECT_STREQ(s.config.name, "128x128x64_pingpong_c1x2") << m << "x" << nk.first << "x" << nk.second;
+        EXPECT_EQ(s.raster, flux::Raster::kRowMajor);
+        EXPECT_EQ(s.swizzle, 8);
+      }
+    }
+  }
+}
+
+TEST(GemmConfig, HeuristicCooperativeRasterFollowsLongerDimension) {
+  const auto limits = h200_like();
+  const std::vector<int> no_pingpong = {66, 1, 66, 1};
   // Many more unit columns than rows: walk M fastest.
-  EXPECT_EQ(flux::select_gemm_config(1024, 24576, 12288, limits).raster, flux::Raster::kColMajor);
+  EXPECT_EQ(flux::select_gemm_config(1024, 24576, 12288, limits, no_pingpong).raster, flux::Raster::kColMajor);
   // Many more unit rows than columns: walk N fastest.
-  EXPECT_EQ(flux::select_gemm_config(65536, 1024, 12288, limits).raster, flux::Raster::kRowMajor);
+  EXPECT_EQ(flux::select_gemm_config(65536, 1024, 12288, limits, no_pingpong).raster, flux::Raster::kRowMajor);
+}
+
+TEST(GemmConfig, PingpongSwizzleIsBoundedByTheRows) {
+  // M = 300: 3 unit rows of 128, so bands of at most 2.
+  flux::GemmSelection s = flux::select_gemm_config(300, 24576, 4096, h200_like());
+  ASSERT_TRUE(s.config.pingpong) << s.reason;
+  EXPECT_EQ(s.swizzle, 2);
 }
 
 TEST(GemmConfig, HeuristicRejectsBadInput) {

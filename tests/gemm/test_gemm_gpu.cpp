@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstring>
 #include <random>
 #include <string>
 #include <thread>
@@ -123,10 +124,22 @@ TEST(GemmCoreGpu, TileOrdersGiveTheSameProduct) {
   }
 }
 
+// Pinned host memory the test owns.
+struct PinnedBuffer {
+  void* ptr = nullptr;
+  explicit PinnedBuffer(size_t bytes) { FLUX_CUDA_CHECK(cudaMallocHost(&ptr, bytes)); }
+  ~PinnedBuffer() { cudaFreeHost(ptr); }
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+};
+
 // The producer is the copy engine: after a delay it copies the rows of each M-block (last block
 // first) into A, then releases that block's flag with a stream-ordered write. A starts poisoned, so
-// a tile loaded before its flag would make NaNs in C.
-TEST(GemmCoreGpu, WaitBeforeLoadWaitsForARealProducer) {
+// a tile loaded before its flag would make NaNs in C. The copies must not need an SM: the persistent
+// GEMM holds every SM while it waits. Measured on the H200 (2026-12-01): a same-device
+// cudaMemcpyAsync, and cudaMemcpyBatchAsync with cudaMemcpyFlagPreferOverlapWithCompute, both wait
+// for a free SM, so the GEMM's wait timed out; a host-to-device copy runs on a copy engine.
+TEST(GemmCoreGpu, WaitBeforeLoadWaitsForACopyEngineProducer) {
   FLUX_REQUIRE_GPU();
   auto write_value = driver_entry<StreamWriteValue32>("cuStreamWriteValue32");
   Stream gemm_stream, copy_stream;
@@ -137,10 +150,15 @@ TEST(GemmCoreGpu, WaitBeforeLoadWaitsForARealProducer) {
     GemmProblem p(desc, m, true, rng(), gemm_stream);  // reference from p.a (the data the producer copies)
     flux::GemmOptions options;
     options.config = config;
+    options.wait_timeout_ns = 3000ull * 1000 * 1000;
     flux::GemmPlan plan(desc, options);
     const flux::GemmSelection sel = plan.select(m);
     const int64_t block_rows = sel.config.tile_m;
-    DeviceBuffer a_dest(size_t(m * desc.k) * 2);
+    const size_t a_bytes = size_t(m * desc.k) * 2;
+    PinnedBuffer a_host(a_bytes);
+    FLUX_CUDA_CHECK(cudaMemcpy(a_host.ptr, p.a.ptr, a_bytes, cudaMemcpyDeviceToHost));
+    const char* source = static_cast<const char*>(a_host.ptr);
+    DeviceBuffer a_dest(a_bytes);
     DeviceBuffer flags(size_t(sel.tiles_m) * sizeof(uint32_t));
     FLUX_CUDA_CHECK(cudaMemset(flags.ptr, 0, flags.bytes));
     flux::tools::poison(a_dest.ptr, m * desc.k, gemm_stream);
@@ -157,9 +175,10 @@ TEST(GemmCoreGpu, WaitBeforeLoadWaitsForARealProducer) {
         copy_stream, [](void*) { std::this_thread::sleep_for(std::chrono::milliseconds(20)); }, nullptr));
     for (int64_t blk = sel.tiles_m - 1; blk >= 0; --blk) {
       int64_t r0 = blk * block_rows, rows = std::min<int64_t>(block_rows, m - r0);
-      size_t off = size_t(r0 * desc.k) * 2;
-      FLUX_CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(a_dest.ptr) + off, static_cast<char*>(p.a.ptr) + off,
-                                      size_t(rows * desc.k) * 2, cudaMemcpyDeviceToDevice, copy_stream));
+      size_t off = size_t(r0 * desc.k) * 2, bytes = size_t(rows * desc.k) * 2;
+      void* dst = static_cast<char*>(a_dest.ptr) + off;
+      const void* src = source + off;
+      FLUX_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, copy_stream));
       CUresult r = write_value(copy_stream, reinterpret_cast<CUdeviceptr>(flags.as<uint32_t>() + blk), 1, 0);
       ASSERT_EQ(r, CUDA_SUCCESS) << "cuStreamWriteValue32";
     }
@@ -273,8 +292,9 @@ TEST(GemmCoreGpu, PublishedTilesAreCompleteWhenTheFlagIsSeen) {
   const int tm = sel.config.tile_m, tn = sel.config.tile_n;
   DeviceBuffer flags(size_t(sel.tiles_m * sel.tiles_n) * sizeof(uint32_t));
   DeviceBuffer copy(p.c.bytes);
+  PinnedBuffer host_copy(p.c.bytes);  // device -> host copies run on a copy engine, concurrently with the GEMM
   FLUX_CUDA_CHECK(cudaMemset(flags.ptr, 0, flags.bytes));
-  flux::tools::poison(copy.ptr, p.m * desc.n, gemm_stream);
+  std::memset(host_copy.ptr, 0xFF, p.c.bytes);
   p.poison_output(gemm_stream);
   FLUX_CUDA_CHECK(cudaStreamSynchronize(gemm_stream));
   for (int64_t i = 0; i < sel.tiles_m; ++i) {
@@ -283,9 +303,9 @@ TEST(GemmCoreGpu, PublishedTilesAreCompleteWhenTheFlagIsSeen) {
                               CU_STREAM_WAIT_VALUE_GEQ);
       ASSERT_EQ(r, CUDA_SUCCESS) << "cuStreamWaitValue32";
       size_t off = size_t(i * tm * desc.n + j * tn) * 2;
-      FLUX_CUDA_CHECK(cudaMemcpy2DAsync(static_cast<char*>(copy.ptr) + off, size_t(desc.n) * 2,
+      FLUX_CUDA_CHECK(cudaMemcpy2DAsync(static_cast<char*>(host_copy.ptr) + off, size_t(desc.n) * 2,
                                         static_cast<char*>(p.c.ptr) + off, size_t(desc.n) * 2, size_t(tn) * 2,
-                                        size_t(std::min<int64_t>(tm, p.m - i * tm)), cudaMemcpyDeviceToDevice, consumer));
+                                        size_t(std::min<int64_t>(tm, p.m - i * tm)), cudaMemcpyDeviceToHost, consumer));
     }
   }
   flux::GemmArgs args = p.args();
@@ -295,6 +315,7 @@ TEST(GemmCoreGpu, PublishedTilesAreCompleteWhenTheFlagIsSeen) {
   plan.run(args, gemm_stream);
   FLUX_CUDA_CHECK(cudaStreamSynchronize(gemm_stream));
   FLUX_CUDA_CHECK(cudaStreamSynchronize(consumer));
+  FLUX_CUDA_CHECK(cudaMemcpy(copy.ptr, host_copy.ptr, p.c.bytes, cudaMemcpyHostToDevice));
   // Compare the consumer's copy (not C) with the reference.
   auto r = flux::tools::compare_rows(desc.dtype, desc.n, copy.ptr, p.rows.as<int32_t>(), p.m, p.ref.as<double>(),
                                      gemm_stream);

@@ -14,6 +14,8 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -73,7 +75,7 @@ struct Measured {
 
 int run_gemm_bench(const std::vector<std::string>& argv, const std::string& command_line) {
   Args args(argv, {"--dtypes", "--layout", "--shapes", "--warmup", "--iters", "--json", "--sweep-iters", "--check-rows"},
-            {"--sweep", "--no-check", "--bias", "--list-configs"});
+            {"--sweep", "--no-check", "--bias", "--list-configs", "--attribution"});
   if (args.flag("--list-configs")) {
     for (const GemmConfigInfo& c : gemm_configs()) std::printf("%s\n", c.name);
     return 0;
@@ -90,11 +92,12 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
   }
   const int warmup = static_cast<int>(args.get_int("--warmup", 5));
   const int iters = static_cast<int>(args.get_int("--iters", 30));
-  const int sweep_iters = static_cast<int>(args.get_int("--sweep-iters", 10));
+  const int sweep_iters = static_cast<int>(args.get_int("--sweep-iters", 20));
   const int check_rows = static_cast<int>(args.get_int("--check-rows", 64));
   const bool check = !args.flag("--no-check");
   const bool with_bias = args.flag("--bias");
   const bool sweep = args.flag("--sweep");
+  const bool attribution = args.flag("--attribution");
   FLUX_CHECK_ARG(iters >= 20, "flux-bench gemm: --iters ", iters, " (the project reports medians of >= 20)");
 
   std::unique_ptr<std::ofstream> json;
@@ -115,6 +118,7 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
               "TFLOP/s", "hooks ms", "TFLOP/s", "cublas ms", "TFLOP/s", "flux/cb", "hook/cb");
 
   std::vector<double> flux_ratios, hooks_ratios;
+  std::map<std::string, std::vector<double>> attribution_ratios;  // time / flux time
   bool all_ok = true;
   std::mt19937_64 rng(12345);
 
@@ -221,11 +225,38 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
       verify(results[1], [&] { hooks_plan.run(hook_args(0, 1000000), stream); });
       verify(results[2], [&] { cublas.run(gemm_args(0), stream); });
 
+      // Every call takes the next input set, whichever implementation makes it, so no call finds the
+      // inputs of the call before it in L2 (sets x set size > 2 x L2).
+      int call = 0;
+      auto next_set = [&] { return (call++) % sets; };
       std::vector<tools::TimedRun> runs = {
-          {"flux", [&](int it) { plan.run(gemm_args(it % sets), stream); }},
-          {"flux_hooks", [&](int it) { hooks_plan.run(hook_args(it % sets, it), stream); }},
-          {"cublas", [&](int it) { cublas.run(gemm_args(it % sets), stream); }},
+          {"flux", [&](int) { plan.run(gemm_args(next_set()), stream); }},
+          {"flux_hooks", [&](int it) { hooks_plan.run(hook_args(next_set(), it), stream); }},
+          {"cublas", [&](int) { cublas.run(gemm_args(next_set()), stream); }},
       };
+      // --attribution: each hook alone, in the same rounds.
+      if (attribution) {
+        const char* names[] = {"flux_order", "flux_wait", "flux_publish"};
+        for (const char* name : names) {
+          Measured r;
+          r.impl = name;
+          r.config = hsel.config.name;
+          r.raster = raster_name(hsel.raster);
+          r.swizzle = hsel.swizzle;
+          results.push_back(r);
+        }
+        runs.push_back({"flux_order", [&](int) { hooks_plan.run(gemm_args(next_set()), stream); }});
+        runs.push_back({"flux_wait", [&](int) {
+                          GemmArgs g = gemm_args(next_set());
+                          g.wait = hook_args(0, 0).wait;
+                          plan.run(g, stream);
+                        }});
+        runs.push_back({"flux_publish", [&](int it) {
+                          GemmArgs g = gemm_args(next_set());
+                          g.publish = hook_args(0, it).publish;
+                          plan.run(g, stream);
+                        }});
+      }
       auto times = tools::time_interleaved(runs, stream, warmup, iters);
       plan.check_status();
       hooks_plan.check_status();
@@ -256,11 +287,11 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
               r.swizzle = swz;
               verify(r, [&] { p->run(gemm_args(0), stream); });
               sweep_results.push_back(r);
-              sweep_runs.push_back({cfg.name, [&, p](int it) { p->run(gemm_args(it % sets), stream); }});
+              sweep_runs.push_back({cfg.name, [&, p](int) { p->run(gemm_args(next_set()), stream); }});
             }
           }
         }
-        sweep_runs.push_back({"cublas", [&](int it) { cublas.run(gemm_args(it % sets), stream); }});
+        sweep_runs.push_back({"cublas", [&](int) { cublas.run(gemm_args(next_set()), stream); }});
         auto sweep_times = tools::time_interleaved(sweep_runs, stream, 2, sweep_iters);
         double cublas_ms = tools::median(sweep_times.back());
         for (size_t i = 0; i < sweep_results.size(); ++i) {
@@ -303,6 +334,9 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
         }
       }
       json && json->flush();
+      for (size_t i = 3; i < results.size(); ++i) {
+        attribution_ratios[results[i].impl].push_back(results[i].median_ms / results[0].median_ms);
+      }
       double rf = cublas_ms / results[0].median_ms, rh = cublas_ms / results[1].median_ms;
       flux_ratios.push_back(rf);
       hooks_ratios.push_back(rh);
@@ -326,6 +360,11 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
   };
   summary(flux_ratios, "flux      ");
   summary(hooks_ratios, "flux_hooks");
+  for (auto& [impl, v] : attribution_ratios) {
+    std::sort(v.begin(), v.end());
+    std::printf("%-22s time / flux time over %zu rows: median %.4f, min %.4f, max %.4f\n", impl.c_str(), v.size(),
+                v[v.size() / 2], v.front(), v.back());
+  }
   if (!all_ok) {
     std::printf("flux-bench gemm: some correctness checks FAILED (see FAIL lines above)\n");
     return 3;

@@ -6,6 +6,7 @@
 
 #include "flux/error.h"
 #include "tools/bench/bench_gemm.h"
+#include "tools/bench/bench_p2p.h"
 
 namespace {
 
@@ -14,7 +15,8 @@ void usage(FILE* out) {
                "usage: flux-bench <subcommand> [options]\n"
                "  gemm   the GEMM core vs cuBLAS on the per-rank shapes of DESIGN.md\n"
                "         [--dtypes bf16,fp16] [--layout nk|kn] [--shapes MxNxK,...] [--warmup 5] [--iters 30]\n"
-               "         [--json FILE] [--bias] [--no-check] [--check-rows 64] [--sweep] [--sweep-iters 10]\n"
+               "         [--json FILE] [--bias] [--no-check] [--check-rows 64] [--sweep] [--sweep-iters 20]\n"
+               "         [--attribution] (each hook alone)\n"
                "         [--list-configs]\n");
 }
 
@@ -32,6 +34,7 @@ int main(int argc, char** argv) {
   args.erase(args.begin());
   try {
     if (sub == "gemm") return flux::bench::run_gemm_bench(args, command_line);
+    if (sub == "p2p") return flux::bench::run_p2p_bench(args, command_line);
     std::fprintf(stderr, "flux-bench: unknown subcommand '%s'\n", sub.c_str());
     usage(stderr);
     return 2;

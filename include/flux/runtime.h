@@ -1,0 +1,154 @@
+// flux/runtime.h — the multi-rank runtime: who the ranks are, memory every rank can reach, and flags.
+//
+//   Communicator  ranks, world, local rank/size, its GPU; a TCP rendezvous carrying a per-job secret
+//                 token; bounded host all-gather / broadcast / barrier; the NCCL communicator the
+//                 baselines use when every rank has its own GPU (when two ranks share a GPU NCCL
+//                 refuses them, and nccl_unavailable_reason() says so).
+//   SymmetricBuffer a collective allocation: the same number of bytes on every rank, every peer's
+//                 buffer mapped into every rank through CUDA IPC (peers on the same GPU or on other
+//                 GPUs over NVLink), plus a device array of the peer pointers.
+//   SignalSet     `count` 32-bit flags per rank in a SymmetricBuffer: device set (release, system
+//                 scope) / wait (acquire, bounded), stream-ordered host set / wait, a device barrier.
+//
+// W ranks are W processes (flux-run or torchrun starts them). They may share a GPU (several ranks per
+// GPU run concurrently under MPS; DESIGN.md). Every wait on another rank is bounded: by
+// FLUX_RDZV_TIMEOUT_MS on the host, by FLUX_WAIT_TIMEOUT_MS on the device, and the error names the
+// rank, the peer and what was awaited.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "flux/device_status.h"
+#include "flux/error.h"
+
+struct ncclComm;  // from nccl.h
+
+namespace flux {
+
+namespace runtime {
+class Rendezvous;
+}
+
+struct CommunicatorOptions {
+  // -1 / empty: from torchrun's variables RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
+  // MASTER_ADDR (default 127.0.0.1), MASTER_PORT.
+  int rank = -1;
+  int world_size = -1;
+  int local_rank = -1;
+  int local_world_size = -1;
+  std::string master_addr;
+  int master_port = -1;
+  std::string token;       // "": FLUX_RDZV_TOKEN
+  int64_t timeout_ms = 0;  // 0: FLUX_RDZV_TIMEOUT_MS
+  // GPU of this rank: -1 = FLUX_DEVICE if set, else local_rank % (visible devices). use_gpu = false
+  // makes a host-only communicator (rendezvous and host collectives only; CPU tests use it).
+  int device = -1;
+  bool use_gpu = true;
+  bool init_nccl = true;  // create the NCCL communicator when every rank has its own GPU
+};
+
+class Communicator {
+ public:
+  explicit Communicator(const CommunicatorOptions& options = {});
+  ~Communicator();
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+
+  int rank() const;
+  int world_size() const;
+  int local_rank() const;
+  int local_world_size() const;
+  int device() const;  // -1 for a host-only communicator
+
+  // Bounded host collectives (every rank calls them in the same order with the same labels).
+  std::vector<std::string> all_gather(const std::string& mine, const std::string& label);
+  std::string broadcast(const std::string& value, int root, const std::string& label);
+  void barrier(const std::string& label);
+  [[noreturn]] void abort(const std::string& why);
+  // Throws InvalidArgument on every rank, naming the ranks that differ, unless all ranks pass the
+  // same `description` (e.g. a plan's shapes, dtype and options).
+  void check_same(const std::string& what, const std::string& description);
+
+  // Topology, from the device UUIDs every rank reported.
+  const std::vector<std::string>& device_uuids() const;  // by rank
+  int peer_device_ordinal(int peer) const;                // peer's device as seen by this process, -1 if none
+  bool shares_gpu() const;                                // some two ranks on one GPU
+
+  bool nccl_available() const;
+  const std::string& nccl_unavailable_reason() const;
+  ncclComm* nccl() const;  // throws Unsupported with the reason when unavailable
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+class SymmetricBuffer {
+ public:
+  // Collective: every rank asks for the same `bytes` (checked) with the same label.
+  SymmetricBuffer(Communicator& comm, size_t bytes, const std::string& label);
+  // Collective: a barrier, then each rank unmaps its peers' buffers and frees its own. Destroying a
+  // buffer that was not released does the local part only (for error paths).
+  void release();
+  ~SymmetricBuffer();
+  SymmetricBuffer(const SymmetricBuffer&) = delete;
+  SymmetricBuffer& operator=(const SymmetricBuffer&) = delete;
+
+  size_t bytes() const { return bytes_; }
+  void* local() const { return peers_[static_cast<size_t>(rank_)]; }
+  void* peer(int rank) const;
+  void* const* device_peers() const { return device_peers_; }  // device array [world_size]
+
+ private:
+  Communicator* comm_ = nullptr;
+  std::string label_;
+  size_t bytes_ = 0;
+  int rank_ = 0;
+  int device_ = 0;
+  std::vector<void*> peers_;         // host copy; peers_[rank_] is the local allocation
+  void** device_peers_ = nullptr;    // device copy
+  bool released_ = false;
+  void free_local();
+};
+
+class SignalSet {
+ public:
+  // Collective: `count` flags per rank, all zero.
+  SignalSet(Communicator& comm, int count, const std::string& label);
+  ~SignalSet();
+  void release();  // collective
+
+  int count() const { return count_; }
+  uint32_t* local() const;          // this rank's flags
+  uint32_t* peer(int rank) const;   // `rank`'s flags, mapped here
+  uint32_t* const* device_peers() const;
+
+  // Stream-ordered, no SM: peer's flag[index] = value (cuStreamWriteValue32, after prior work on
+  // `stream`); this rank's flag[index] >= value before later work (cuStreamWaitValue32). The host
+  // wait is bounded by a watchdog: if the flag is not raised within the wait timeout, the watchdog
+  // releases the stream and check_status() throws TimeoutError naming rank, peer and signal.
+  void set_on_stream(int peer, int index, uint32_t value, cudaStream_t stream);
+  void wait_on_stream(int index, uint32_t value, int expected_from_peer, cudaStream_t stream);
+
+  // Device barrier across ranks on `stream` (one warp): each rank raises its slot on every peer, then
+  // waits for every peer's slot, bounded; epochs make it reusable without resets.
+  void barrier_on_stream(cudaStream_t stream);
+
+  // Device-side status of this set's kernels (waits record rank, peer, signal, expected and seen).
+  DeviceStatus* device_status() const;
+  uint64_t wait_timeout_ns() const;
+  // After the stream has been synchronized: throws TimeoutError if any wait of this set expired.
+  void check_status();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  int count_ = 0;
+};
+
+}  // namespace flux
