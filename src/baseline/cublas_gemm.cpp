@@ -108,7 +108,21 @@ std::string CublasGemm::candidate_name(int index) const {
     if (index == 0) return "cublasGemmEx";
     --index;
   }
-  return detail::cat("cublasLt#", index);
+  FLUX_CHECK_ARG(index >= 0 && index < static_cast<int>(impl_->algos.size()), "flux cublas gemm: candidate ", index);
+  // The algorithm's configuration, as cuBLASLt enum values (cublasLtMatmulTile_t, cublasLtMatmulStages_t,
+  // cublasLtClusterShape_t), so results say which kernel cuBLAS ran.
+  const cublasLtMatmulAlgo_t& algo = impl_->algos[static_cast<size_t>(index)].algo;
+  auto attr = [&](cublasLtMatmulAlgoConfigAttributes_t what) {
+    int32_t value = -1;
+    size_t written = 0;
+    if (cublasLtMatmulAlgoConfigGetAttribute(&algo, what, &value, sizeof(value), &written) != CUBLAS_STATUS_SUCCESS) {
+      return -1;
+    }
+    return static_cast<int>(value);
+  };
+  return detail::cat("cublasLt#", index, " (algo ", attr(CUBLASLT_ALGO_CONFIG_ID), " tile ",
+                     attr(CUBLASLT_ALGO_CONFIG_TILE_ID), " stages ", attr(CUBLASLT_ALGO_CONFIG_STAGES_ID), " splitk ",
+                     attr(CUBLASLT_ALGO_CONFIG_SPLITK_NUM), " cluster ", attr(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID), ")");
 }
 
 int CublasGemm::chosen() const { return impl_->chosen; }

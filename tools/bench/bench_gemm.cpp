@@ -1,9 +1,10 @@
 // tools/bench/bench_gemm.cpp — `flux-bench gemm`: the GEMM core against cuBLAS, side by side.
 //
 // For each shape and dtype, in one process on the same inputs: flux (heuristic config, no hooks),
-// flux_hooks (the three extension points in use: a segmented tile order, every M-block's wait flag
-// pre-released, every tile published) and cublas (fastest of cublasGemmEx and cuBLASLt's top 8
-// heuristics, tuned on these inputs). Warm-up, then interleaved rounds (flux, flux_hooks, cublas,
+// flux_hooks (wait-before-load with every M-block's flag pre-released, and every tile published) and
+// cublas (fastest of cublasGemmEx and cuBLASLt's top 8 heuristics, tuned on these inputs).
+// --attribution adds flux_wait and flux_publish (each hook alone), flux_order (the tile order split
+// in tp segments from segment 1, as a fused op uses it) and flux_hooks_segmented (all three). Warm-up, then interleaved rounds (flux, flux_hooks, cublas,
 // flux, ...) timed with CUDA events, each round on the next of several input sets whose total size
 // is more than twice the L2; the median over rounds is reported. Before timing, each implementation's
 // output (poisoned first) is checked on sampled rows against an fp64 reference.
@@ -146,12 +147,12 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
       }
 
       GemmPlan plan(desc);
-      GemmOptions hook_options;
-      hook_options.order.segments = shape.tp > 0 ? shape.tp : 4;
-      hook_options.order.first_segment = 1;
-      GemmPlan hooks_plan(desc, hook_options);
+      GemmOptions segmented_options;
+      segmented_options.order.segments = shape.tp > 0 ? shape.tp : 4;
+      segmented_options.order.first_segment = 1;
+      GemmPlan segmented_plan(desc, segmented_options);
       const GemmSelection sel = plan.select(m);
-      const GemmSelection hsel = hooks_plan.select(m);
+      const GemmSelection hsel = sel;
       DeviceBuffer wait_flags(size_t(hsel.tiles_m) * sizeof(uint32_t));
       FLUX_CUDA_CHECK(cudaMemsetAsync(wait_flags.ptr, 0x01, size_t(hsel.tiles_m) * sizeof(uint32_t), stream));  // released
       DeviceBuffer publish_flags(size_t(hsel.tiles_m * hsel.tiles_n) * sizeof(uint32_t));
@@ -222,7 +223,7 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
       results[2].impl = "cublas";
       results[2].algo = cublas.candidate_name(cublas.chosen());
       verify(results[0], [&] { plan.run(gemm_args(0), stream); });
-      verify(results[1], [&] { hooks_plan.run(hook_args(0, 1000000), stream); });
+      verify(results[1], [&] { plan.run(hook_args(0, 1000000), stream); });
       verify(results[2], [&] { cublas.run(gemm_args(0), stream); });
 
       // Every call takes the next input set, whichever implementation makes it, so no call finds the
@@ -231,12 +232,12 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
       auto next_set = [&] { return (call++) % sets; };
       std::vector<tools::TimedRun> runs = {
           {"flux", [&](int) { plan.run(gemm_args(next_set()), stream); }},
-          {"flux_hooks", [&](int it) { hooks_plan.run(hook_args(next_set(), it), stream); }},
+          {"flux_hooks", [&](int it) { plan.run(hook_args(next_set(), it), stream); }},
           {"cublas", [&](int) { cublas.run(gemm_args(next_set()), stream); }},
       };
       // --attribution: each hook alone, in the same rounds.
       if (attribution) {
-        const char* names[] = {"flux_order", "flux_wait", "flux_publish"};
+        const char* names[] = {"flux_order", "flux_wait", "flux_publish", "flux_hooks_segmented"};
         for (const char* name : names) {
           Measured r;
           r.impl = name;
@@ -245,7 +246,7 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
           r.swizzle = hsel.swizzle;
           results.push_back(r);
         }
-        runs.push_back({"flux_order", [&](int) { hooks_plan.run(gemm_args(next_set()), stream); }});
+        runs.push_back({"flux_order", [&](int) { segmented_plan.run(gemm_args(next_set()), stream); }});
         runs.push_back({"flux_wait", [&](int) {
                           GemmArgs g = gemm_args(next_set());
                           g.wait = hook_args(0, 0).wait;
@@ -256,10 +257,13 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
                           g.publish = hook_args(0, it).publish;
                           plan.run(g, stream);
                         }});
+        runs.push_back({"flux_hooks_segmented",
+                        [&](int it) { segmented_plan.run(hook_args(next_set(), it), stream); }});
+        verify(results.back(), [&] { segmented_plan.run(hook_args(0, 2000000), stream); });
       }
       auto times = tools::time_interleaved(runs, stream, warmup, iters);
       plan.check_status();
-      hooks_plan.check_status();
+      segmented_plan.check_status();
       for (size_t i = 0; i < results.size(); ++i) {
         results[i].median_ms = tools::median(times[i]);
         results[i].p10_ms = tools::percentile(times[i], 10);
@@ -327,8 +331,11 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
           } else {
             line.add("config", r.config).add("raster", r.raster).add("swizzle", r.swizzle)
                 .add("vs_cublas", cublas_ms / r.median_ms);
+            if (r.impl == "flux") line.add("reason", sel.reason);
           }
-          if (r.impl == "flux_hooks") line.add("segments", hook_options.order.segments);
+          if (r.impl == "flux_order" || r.impl == "flux_hooks_segmented") {
+            line.add("segments", segmented_options.order.segments).add("first_segment", 1);
+          }
           line.add("tp", shape.tp).add("iters", iters).add("gpu", limits.name).add("date", date).add("command", command_line);
           *json << line.str() << "\n";
         }
@@ -346,6 +353,7 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
                   sel.config.name, results[0].median_ms, flops / results[0].median_ms / 1e9, results[1].median_ms,
                   flops / results[1].median_ms / 1e9, cublas_ms, flops / cublas_ms / 1e9, rf, rh,
                   (results[0].ok && results[1].ok && results[2].ok) ? "" : "  CHECK FAILED");
+      if (shape.m == shapes.front().m && &shape == &shapes.front()) std::printf("  (%s)\n", sel.reason.c_str());
       std::fflush(stdout);
     }
   }
