@@ -113,12 +113,17 @@ std::string CublasGemm::candidate_name(int index) const {
   // cublasLtClusterShape_t), so results say which kernel cuBLAS ran.
   const cublasLtMatmulAlgo_t& algo = impl_->algos[static_cast<size_t>(index)].algo;
   auto attr = [&](cublasLtMatmulAlgoConfigAttributes_t what) {
-    int32_t value = -1;
+    // Attributes are 32-bit except a few 16-bit ones (the cluster shape); ask for 32 bits, then 16.
+    int32_t value32 = 0;
+    uint16_t value16 = 0;
     size_t written = 0;
-    if (cublasLtMatmulAlgoConfigGetAttribute(&algo, what, &value, sizeof(value), &written) != CUBLAS_STATUS_SUCCESS) {
-      return -1;
+    if (cublasLtMatmulAlgoConfigGetAttribute(&algo, what, &value32, sizeof(value32), &written) == CUBLAS_STATUS_SUCCESS) {
+      return static_cast<int>(value32);
     }
-    return static_cast<int>(value);
+    if (cublasLtMatmulAlgoConfigGetAttribute(&algo, what, &value16, sizeof(value16), &written) == CUBLAS_STATUS_SUCCESS) {
+      return static_cast<int>(value16);
+    }
+    return -1;
   };
   return detail::cat("cublasLt#", index, " (algo ", attr(CUBLASLT_ALGO_CONFIG_ID), " tile ",
                      attr(CUBLASLT_ALGO_CONFIG_TILE_ID), " stages ", attr(CUBLASLT_ALGO_CONFIG_STAGES_ID), " splitk ",
