@@ -78,6 +78,9 @@ struct GemmOptions {
   uint64_t wait_timeout_ns = 0;  // bound on each wait-before-load; 0 = knob FLUX_WAIT_TIMEOUT_MS
   int32_t rank = -1;           // reported in timeout errors (fused ops set it)
   int device = -1;             // -1: the current device at construction
+  // At most this many SMs for the persistent grid (0: all). A fused op leaves the rest to kernels
+  // that run beside the GEMM (e.g. GEMM+RS's reduction); the config model counts waves with it.
+  int32_t max_sms = 0;
 };
 
 // (b) wait-before-load.
@@ -108,6 +111,9 @@ struct GemmArgs {
   void* c = nullptr;           // [m, n]
   GemmWait wait;
   GemmPublish publish;
+  // This call's tile order instead of GemmOptions::order (its raster / swizzle, when auto, still come
+  // from the plan); fused ops set it because segment rows follow M.
+  const TileOrderSpec* order = nullptr;
 };
 
 class GemmPlan {

@@ -4,10 +4,12 @@
 //   The output C [M, N] is cut into tiles of tile_m x tile_n; tiles are grouped into "units" of
 //   cluster_m x cluster_n tiles (one unit per thread-block cluster). The M range is split into
 //   `segments` row segments of `segment_rows` rows (the last one takes the remainder); a unit row
-//   belongs to the segment holding its first row. The persistent scheduler visits unit
-//   linear index 0, 1, 2, ... in this order:
-//     segments first_segment, first_segment+1, ... (mod segments)   — a ring, one segment at a time;
-//     inside a segment, bands of `swizzle` unit rows (kRowMajor) or unit columns (kColMajor):
+//   belongs to the segment holding its first row. The unit columns are split into `col_bands`
+//   near-equal column bands. The persistent scheduler visits unit linear index 0, 1, 2, ... in this
+//   order:
+//     column band 0, 1, ... (outermost; one band = all rows of some unit columns);
+//     inside a band, segments first_segment, first_segment+1, ... (mod segments) — a ring;
+//     inside a (band, segment) block, bands of `swizzle` unit rows (kRowMajor) or unit columns (kColMajor):
 //       kRowMajor: band after band down M; inside a band the band's rows advance fastest, then N.
 //       kColMajor: band after band along N; inside a band the band's columns advance fastest, then M.
 //   With segments = 1 and swizzle = 1 this is plain row-major (N fastest) or column-major (M fastest).
@@ -16,6 +18,8 @@
 //
 // Why segments: a fused op wants rank r to start on a different part of M than its peers
 // (GEMM+RS: ranks do not all push to one destination at once; AG+GEMM: start on the local shard).
+// Why column bands: with short segments a segment-major order streams all of B once per segment;
+// banding N keeps one band of B in L2 while every segment of that band is computed.
 #pragma once
 
 #include <cstdint>
@@ -42,9 +46,11 @@ struct TileOrderSpec {
   int64_t segment_rows = 0;   // rows per segment; 0 means ceil(M / segments)
   Raster raster = Raster::kAuto;
   int32_t swizzle = 0;        // band width in units (1, 2, 4, 8, 16); 0 means auto
+  int32_t col_bands = 1;      // column bands visited one after the other (outermost), 1..kMaxColBands
 };
 
 constexpr int32_t kMaxSegments = 1024;
+constexpr int32_t kMaxColBands = 1024;
 
 struct UnitCoord {
   int32_t m;  // unit row    (tile row = m * cluster_m + cta offset)
@@ -61,6 +67,7 @@ struct TileOrderMap {
   int32_t first_segment = 0;
   int32_t raster = 0;        // Raster::kRowMajor or kColMajor (resolved)
   int32_t swizzle = 1;       // >= 1
+  int32_t col_bands = 1;     // >= 1 (more bands than unit columns leaves some bands empty)
 
   FLUX_HOST_DEVICE int64_t total_units() const { return int64_t(units_m) * units_n; }
 
@@ -78,14 +85,32 @@ struct TileOrderMap {
     return s >= segments ? s - segments : s;
   }
 
+  // First unit column of column band b (0 <= b <= col_bands); begin(col_bands) = units_n.
+  FLUX_HOST_DEVICE int32_t col_band_begin(int32_t b) const {
+    return int32_t(int64_t(b) * units_n / col_bands);
+  }
+
   // Unit visited at position `linear` (0 <= linear < total_units()).
   FLUX_HOST_DEVICE UnitCoord unit_at(int64_t linear) const {
+    int32_t col0 = 0, cols = units_n;
+    if (col_bands > 1) {
+      for (int32_t b = 0; b < col_bands; ++b) {
+        int32_t c0 = col_band_begin(b), c1 = col_band_begin(b + 1);
+        int64_t size = int64_t(c1 - c0) * units_m;
+        if (linear < size) {
+          col0 = c0;
+          cols = c1 - c0;
+          break;
+        }
+        linear -= size;
+      }
+    }
     int32_t row0 = 0, rows = units_m;
     if (segments > 1) {
       for (int32_t k = 0; k < segments; ++k) {
         int32_t s = segment_at(k);
         int32_t b0 = segment_begin(s), b1 = segment_begin(s + 1);
-        int64_t size = int64_t(b1 - b0) * units_n;
+        int64_t size = int64_t(b1 - b0) * cols;
         if (linear < size) {
           row0 = b0;
           rows = b1 - b0;
@@ -94,7 +119,7 @@ struct TileOrderMap {
         linear -= size;
       }
     }
-    return map_in_block(linear, row0, rows, 0, units_n);
+    return map_in_block(linear, row0, rows, col0, cols);
   }
 
   // Bands inside one rectangle of unit rows [row0, row0+rows) x unit columns [col0, col0+cols).
@@ -135,6 +160,7 @@ FLUX_HOST_DEVICE TileOrderMap tile_order_map_unchecked(int64_t m, int64_t n, int
   map.segment_rows = seg_rows > 0 ? seg_rows : 1;
   map.raster = int32_t(spec.raster);
   map.swizzle = spec.swizzle;
+  map.col_bands = spec.col_bands > 0 ? spec.col_bands : 1;
   return map;
 }
 

@@ -31,6 +31,7 @@ struct CublasGemm::Impl {
   cublasLtMatrixLayout_t layout_b = nullptr, layout_a = nullptr, layout_c = nullptr;
   std::vector<cublasLtMatmulHeuristicResult_t> algos;
   bool has_gemm_ex = false;  // candidate 0 is cublasGemmEx when true
+  int64_t ldb = 0, ldc = 0;
   void* workspace = nullptr;
   int chosen = 0;
 
@@ -45,7 +46,8 @@ struct CublasGemm::Impl {
   }
 };
 
-CublasGemm::CublasGemm(const GemmDesc& desc, int64_t m, bool with_bias, int max_lt_algorithms)
+CublasGemm::CublasGemm(const GemmDesc& desc, int64_t m, bool with_bias, int max_lt_algorithms, int64_t ldb,
+                       int64_t ldc)
     : impl_(std::make_unique<Impl>()) {
   validate_gemm_desc(desc);
   FLUX_CHECK_ARG(m >= 1, "flux cublas gemm: M = ", m, " (expected >= 1)");
@@ -58,6 +60,10 @@ CublasGemm::CublasGemm(const GemmDesc& desc, int64_t m, bool with_bias, int max_
   const cudaDataType_t t = cuda_type(desc.dtype);
   const int64_t n = desc.n, k = desc.k;
   const bool nk = desc.layout == WeightLayout::kNK;
+  p.ldb = ldb > 0 ? ldb : (nk ? k : n);
+  p.ldc = ldc > 0 ? ldc : n;
+  FLUX_CHECK_ARG(p.ldb >= (nk ? k : n) && p.ldc >= n && p.ldb % 8 == 0 && p.ldc % 8 == 0, "flux cublas gemm: ldb ",
+                 p.ldb, " / ldc ", p.ldc, " (expected multiples of 8, at least the packed strides)");
 
   FLUX_CUDA_CHECK(cudaMalloc(&p.workspace, kWorkspaceBytes));
   FLUX_CUBLAS_CHECK(cublasLtCreate(&p.lt));
@@ -74,9 +80,9 @@ CublasGemm::CublasGemm(const GemmDesc& desc, int64_t m, bool with_bias, int max_
     FLUX_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &t, sizeof(t)));
   }
   // cuBLAS "A" is our B, cuBLAS "B" is our A.
-  FLUX_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.layout_b, t, nk ? k : n, nk ? n : k, nk ? k : n));
+  FLUX_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.layout_b, t, nk ? k : n, nk ? n : k, p.ldb));
   FLUX_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.layout_a, t, k, m, k));
-  FLUX_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.layout_c, t, n, m, n));
+  FLUX_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.layout_c, t, n, m, p.ldc));
 
   cublasLtMatmulPreference_t pref = nullptr;
   FLUX_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
@@ -158,8 +164,8 @@ void CublasGemm::run_candidate(int index, const GemmArgs& args, cudaStream_t str
     FLUX_CUBLAS_CHECK(cublasSetStream(p.blas, stream));
     FLUX_CUBLAS_CHECK(cublasGemmEx(p.blas, nk ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(n),
                                    static_cast<int>(m), static_cast<int>(k), &alpha, args.b, t,
-                                   static_cast<int>(nk ? k : n), args.a, t, static_cast<int>(k), &beta, args.c, t,
-                                   static_cast<int>(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+                                   static_cast<int>(p.ldb), args.a, t, static_cast<int>(k), &beta, args.c, t,
+                                   static_cast<int>(p.ldc), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     return;
   }
   const cublasLtMatmulHeuristicResult_t& algo = p.algos[static_cast<size_t>(index - (p.has_gemm_ex ? 1 : 0))];

@@ -22,6 +22,10 @@ const std::vector<Knob>& all() {
       {"FLUX_RDZV_TIMEOUT_MS", "120000",
        "bound, in milliseconds, on the rendezvous and on every host collective and stream-ordered signal wait"},
       {"FLUX_DEVICE", "-1", "GPU ordinal of this rank; -1 = LOCAL_RANK modulo the number of visible GPUs"},
+      {"FLUX_GEMM_RS_IMPL", "auto", "GEMM+RS path: auto (the rule), fused, sequential or decomposed"},
+      {"FLUX_GEMM_RS_REDUCE_SMS", "8", "SMs given to the fused GEMM+RS reduction kernel (the GEMM gets the rest)"},
+      {"FLUX_GEMM_RS_COL_BANDS", "0", "column bands of the fused GEMM+RS tile order; 0 = auto (a band of B and of the "
+                                      "accumulator fit in half the L2)"},
   };
   return knobs;
 }

@@ -73,6 +73,8 @@ void validate_tile_order_spec(const TileOrderSpec& spec) {
                  "flux gemm: tile order raster ", static_cast<int>(spec.raster), " (expected kAuto, kRowMajor or kColMajor)");
   FLUX_CHECK_ARG(spec.swizzle == 0 || is_valid_swizzle(spec.swizzle), "flux gemm: tile order swizzle ", spec.swizzle,
                  " (expected 0 for auto, or 1, 2, 4, 8, 16)");
+  FLUX_CHECK_ARG(spec.col_bands >= 1 && spec.col_bands <= kMaxColBands, "flux gemm: tile order has ", spec.col_bands,
+                 " column bands (expected 1..", kMaxColBands, ")");
 }
 
 void validate_gemm_args(const GemmDesc& desc, const GemmArgs& args) {
@@ -163,13 +165,21 @@ GemmPlan::GemmPlan(const GemmDesc& desc, const GemmOptions& options) : impl_(std
     throw Unsupported(detail::cat("flux gemm: device ", p.limits.device, " (", p.limits.name, ") is sm_", p.limits.cc_major,
                                   p.limits.cc_minor, "; the GEMM core is built for sm_90a (Hopper: H100, H200)"));
   }
+  FLUX_CHECK_ARG(options.max_sms >= 0, "flux gemm: max_sms ", options.max_sms, " (expected >= 0; 0 = all SMs)");
   for (const GemmConfigInfo& c : gemm_configs()) {
     gemm::KernelInfo info = gemm::prepare_kernel(desc.dtype, desc.layout, static_cast<gemm::ConfigId>(c.id), p.limits.device);
     FLUX_CHECK(info.smem_bytes <= p.limits.smem_per_block_optin, "config ", c.name, " needs ", info.smem_bytes,
                " bytes of shared memory; the device allows ", p.limits.smem_per_block_optin);
     FLUX_CHECK(info.max_active_clusters > 0, "config ", c.name, " cannot be resident on device ", p.limits.device);
+    int clusters = info.max_active_clusters;
+    if (options.max_sms > 0) {
+      int cluster_size = c.cluster_m * c.cluster_n;
+      FLUX_CHECK_ARG(options.max_sms >= cluster_size, "flux gemm: max_sms ", options.max_sms,
+                     " is less than one cluster of config ", c.name, " (", cluster_size, " SMs)");
+      clusters = std::min(clusters, options.max_sms / cluster_size);
+    }
     p.kernels.push_back(info);
-    p.max_active_clusters.push_back(info.max_active_clusters);
+    p.max_active_clusters.push_back(clusters);
   }
   int previous = 0;
   FLUX_CUDA_CHECK(cudaGetDevice(&previous));
@@ -221,9 +231,10 @@ void GemmPlan::run(const GemmArgs& args, cudaStream_t stream) const {
                  p.limits.device, " (expected the plan's device to be current)");
 
   GemmSelection sel = select(args.m);
-  TileOrderSpec spec = p.options.order;
-  spec.raster = sel.raster;
-  spec.swizzle = sel.swizzle;
+  TileOrderSpec spec = args.order ? *args.order : p.options.order;
+  if (args.order) validate_tile_order_spec(spec);
+  spec.raster = spec.raster != Raster::kAuto ? spec.raster : sel.raster;
+  spec.swizzle = spec.swizzle != 0 ? spec.swizzle : sel.swizzle;
 
   gemm::KernelLaunch launch;
   launch.m = args.m;

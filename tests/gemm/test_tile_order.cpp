@@ -64,8 +64,33 @@ TEST(TileOrder, BijectionRandomShapesUpTo64Segments) {
     c.spec.segment_rows = (rng() % 3 == 0) ? std::uniform_int_distribution<int64_t>(1, c.m)(rng) : 0;
     c.spec.raster = (rng() % 2) ? flux::Raster::kRowMajor : flux::Raster::kColMajor;
     c.spec.swizzle = 1 << (rng() % 5);
+    c.spec.col_bands = (rng() % 2) ? 1 : std::uniform_int_distribution<int>(1, 64)(rng);
     expect_bijection(c);
   }
+}
+
+// Column bands come one after the other; inside each band the segments still form a ring.
+TEST(TileOrder, ColumnBandsThenSegments) {
+  flux::TileOrderSpec spec;
+  spec.segments = 4;
+  spec.first_segment = 2;
+  spec.col_bands = 3;
+  spec.raster = flux::Raster::kRowMajor;
+  spec.swizzle = 1;
+  // 8 unit rows (2 per segment) x 9 unit columns (3 per band), tile 128 x 128, no clusters.
+  flux::TileOrderMap map = flux::tile_order_map_unchecked(8 * 128, 9 * 128, 128, 128, 1, 1, spec);
+  int64_t i = 0;
+  for (int band = 0; band < 3; ++band) {
+    for (int k = 0; k < 4; ++k) {
+      int segment = (2 + k) % 4;
+      for (int u = 0; u < 2 * 3; ++u, ++i) {
+        flux::UnitCoord c = map.unit_at(i);
+        ASSERT_EQ(c.n / 3, band) << "linear " << i;
+        ASSERT_EQ(c.m / 2, segment) << "linear " << i;
+      }
+    }
+  }
+  EXPECT_EQ(i, map.total_units());
 }
 
 TEST(TileOrder, BijectionEdgeShapes) {
@@ -174,6 +199,9 @@ TEST(TileOrder, SpecValidation) {
   EXPECT_THROW(flux::validate_tile_order_spec(spec), flux::InvalidArgument);
   spec.swizzle = 0;
   EXPECT_NO_THROW(flux::validate_tile_order_spec(spec));
+  spec.col_bands = 0;
+  EXPECT_THROW(flux::validate_tile_order_spec(spec), flux::InvalidArgument);
+  spec.col_bands = 1;
   // make_tile_order_map needs the raster / swizzle resolved.
   EXPECT_THROW(flux::make_tile_order_map(128, 128, flux::gemm_configs()[0], spec), flux::InvalidArgument);
 }

@@ -21,7 +21,10 @@ class CublasGemm {
  public:
   // Plans for exactly (m, desc.n, desc.k) with or without bias; throws InvalidArgument on bad shapes,
   // CudaError when cuBLAS has no algorithm.
-  CublasGemm(const GemmDesc& desc, int64_t m, bool with_bias, int max_lt_algorithms = 8);
+  // ldb / ldc: row strides (elements) of B and C when they are column blocks of wider matrices
+  // (0: packed). A stays packed.
+  CublasGemm(const GemmDesc& desc, int64_t m, bool with_bias, int max_lt_algorithms = 8, int64_t ldb = 0,
+             int64_t ldc = 0);
   ~CublasGemm();
   CublasGemm(const CublasGemm&) = delete;
   CublasGemm& operator=(const CublasGemm&) = delete;

@@ -1,0 +1,107 @@
+// flux/gemm_rs.h — fused GEMM + ReduceScatter (the row-parallel half of a tensor-parallel layer).
+//
+//   rank r of W:  A_r [M, K/W], B_r [N, K/W] (kNK) or [K/W, N] (kKN), bias [N] optional
+//                 out_r [M/W, N] = rows r*M/W .. (r+1)*M/W of  sum_s A_s B_s^T  (+ bias, added once)
+//
+// M must be a multiple of W; M need not be a multiple of W x tile (tiles that straddle two ranks'
+// rows are reduced by both; when a straddling tile cluster starts in a segment that a source's ring
+// visits after the later segment it reaches into, that rank's reduction waits for it: correct, less
+// overlap; tests/ops/test_gemm_rs_plan.cpp pins down exactly when).
+// The W partials of an output element are summed in fp32 in a fixed rank order, so results are
+// bitwise identical from run to run.
+//
+// Paths (GemmRsImpl), all behind the same plan and run():
+//   kFused       the GEMM core computes this rank's partial C into symmetric memory in a rank-rotated
+//                tile order (segment r+1 first, ring) and publishes each tile; a reduction kernel on
+//                a few SMs beside it pulls the peers' tiles of this rank's rows as they are published,
+//                in ring order, and accumulates them in fp32 (src/ops/gemm_rs/, reasons there);
+//   kSequential  cuBLASLt GEMM, then a reduce-scatter: NCCL's when every rank has its own GPU,
+//                Flux's pull-based one (the same reduction kernel, after the GEMM) when ranks share a GPU;
+//   kDecomposed  the GEMM in column chunks on two streams, the reduce-scatter of chunk i overlapping the
+//                GEMM of chunk i+1.
+// kAuto picks by a rule on shape and W (choose_gemm_rs_impl, reasons there); FLUX_GEMM_RS_IMPL or
+// GemmRsOptions::impl override it. W = 1 runs the GEMM core straight into out for every path.
+//
+// Collective: every rank builds the plan with the same description (checked: differing plans fail on
+// every rank with the difference named) and calls run() in the same order. run() does not
+// synchronize the host.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "flux/gemm.h"
+#include "flux/runtime.h"
+#include "flux/tensor.h"
+
+namespace flux {
+
+enum class GemmRsImpl : int32_t { kAuto = 0, kFused = 1, kSequential = 2, kDecomposed = 3 };
+const char* to_string(GemmRsImpl impl);
+GemmRsImpl parse_gemm_rs_impl(const std::string& text);  // auto, fused, sequential, decomposed
+
+struct GemmRsDesc {
+  int64_t max_m = 0;       // largest M run() will see (M varies per call)
+  int64_t n = 0;
+  int64_t k_per_rank = 0;  // K / W
+  DType dtype = DType::kBF16;
+  WeightLayout layout = WeightLayout::kNK;
+};
+
+struct GemmRsOptions {
+  GemmRsImpl impl = GemmRsImpl::kAuto;  // kAuto: FLUX_GEMM_RS_IMPL, then the rule
+  int32_t reduce_sms = 0;               // fused: SMs of the reduction kernel; 0 = FLUX_GEMM_RS_REDUCE_SMS
+  int32_t col_bands = 0;                // fused: N bands of the tile order; 0 = auto (B band + accumulator in L2)
+  int32_t decomposed_chunks = 0;        // decomposed: column chunks; 0 = 4
+  GemmOptions gemm;                     // GEMM core options (config, wait timeout, ...)
+};
+
+struct GemmRsArgs {
+  TensorRef a;              // [M, K/W]
+  TensorRef b;              // [N, K/W] or [K/W, N]
+  TensorRef bias;           // [N] as 1 x N, or data == nullptr
+  TensorRef out;            // [M/W, N]
+};
+
+// What run() does for an M (CPU-testable planning, exposed for tests and tools).
+struct GemmRsLayout {
+  GemmRsImpl impl = GemmRsImpl::kFused;
+  std::string reason;
+  int64_t m = 0, segment_rows = 0;
+  GemmSelection gemm;        // the core's config for the partial GEMM
+  TileOrderSpec order;       // rank-rotated order of this rank
+  int32_t reduce_sms = 0;
+  int32_t col_bands = 1;
+};
+
+// The rule: fused unless it cannot pay (W = 1 is the GEMM alone; tiny GEMMs are dominated by the fixed
+// cost of the per-call barrier and the reduction kernel's launch), see gemm_rs_plan.cpp.
+GemmRsImpl choose_gemm_rs_impl(int64_t m, int64_t n, int64_t k_per_rank, int world_size, std::string* reason);
+
+// Ranks whose output rows intersect rows [row0, row0 + rows) of C (the destinations of a tile).
+void gemm_rs_tile_destinations(int64_t m, int world_size, int64_t row0, int64_t rows, int* first_rank, int* last_rank);
+
+class GemmRsPlan {
+ public:
+  GemmRsPlan(Communicator& comm, const GemmRsDesc& desc, const GemmRsOptions& options = {});
+  ~GemmRsPlan();
+  GemmRsPlan(const GemmRsPlan&) = delete;
+  GemmRsPlan& operator=(const GemmRsPlan&) = delete;
+
+  GemmRsLayout layout(int64_t m, GemmRsImpl impl = GemmRsImpl::kAuto) const;
+  // Validates args (InvalidArgument), then enqueues on `stream`. `impl` kAuto = the plan's choice.
+  void run(const GemmRsArgs& args, cudaStream_t stream, GemmRsImpl impl = GemmRsImpl::kAuto);
+  // After the stream has been synchronized: throws TimeoutError if a wait on a peer expired.
+  void check_status();
+  // Collective: frees the symmetric workspace (also done, locally only, by the destructor).
+  void release();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace flux

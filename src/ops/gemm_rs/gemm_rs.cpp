@@ -1,0 +1,346 @@
+// src/ops/gemm_rs/gemm_rs.cpp — GEMM+RS: the plan (validation, workspace) and the three paths.
+//
+// Workspace (allocated once, for max_m): a symmetric partial buffer P [max_m, n] (this rank's
+// partial C, read by the peers), symmetric tile flags (epoch-valued: never reset), a local fp32
+// accumulator [max_m / W, n], a SignalSet for the per-call device barrier and the waits' status.
+//
+// Every call first runs a device barrier on the stream: a rank may overwrite P only when every peer
+// has finished reading it in the previous call. Then, by path:
+//   fused       GEMM core (SMs - reduce_sms, rank-rotated order, tiles published) on the stream, the
+//               reduction (reduce_sms CTAs) on a side stream forked from it; the stream joins it.
+//   sequential  cuBLAS GEMM, then NCCL reduce-scatter (distinct GPUs) or flags + the reduction kernel
+//               on all SMs (ranks sharing a GPU).
+//   decomposed  C column chunks: GEMM of chunk c on the stream, its reduce-scatter on the side stream
+//               while the stream computes chunk c+1.
+#include <nccl.h>
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "flux/baseline/cublas_gemm.h"
+#include "flux/gemm_rs.h"
+#include "flux/knobs.h"
+#include "src/common/check.h"
+#include "src/ops/gemm_rs/gemm_rs_plan.h"
+#include "src/ops/gemm_rs/gemm_rs_reduce.h"
+
+namespace flux {
+
+namespace {
+
+constexpr int kSequentialTile = 128;  // tile grid of the unfused paths' flags
+constexpr int kMaxChunks = 64;
+
+#define FLUX_NCCL_CHECK(call)                                                                                  \
+  do {                                                                                                         \
+    ncclResult_t flux_nccl_ = (call);                                                                          \
+    if (flux_nccl_ != ncclSuccess) {                                                                           \
+      throw ::flux::CudaError(::flux::detail::cat(__FILE__, ":", __LINE__, ": ", #call, " failed: ",           \
+                                                  ncclGetErrorString(flux_nccl_)));                            \
+    }                                                                                                          \
+  } while (0)
+
+ncclDataType_t nccl_type(DType d) { return d == DType::kBF16 ? ncclBfloat16 : ncclFloat16; }
+
+std::string describe(const GemmRsDesc& d, const GemmRsOptions& o, int world) {
+  return detail::cat("W=", world, " max_m=", d.max_m, " n=", d.n, " k_per_rank=", d.k_per_rank, " ", to_string(d.dtype),
+                     " ", to_string(d.layout), " impl=", to_string(o.impl), " reduce_sms=", o.reduce_sms,
+                     " col_bands=", o.col_bands, " chunks=", o.decomposed_chunks, " config=", o.gemm.config);
+}
+
+}  // namespace
+
+struct GemmRsPlan::Impl {
+  Communicator* comm = nullptr;
+  GemmRsDesc desc;
+  GemmRsOptions opt;
+  int world = 1, rank = 0;
+  DeviceLimits limits;
+  GemmRsImpl forced = GemmRsImpl::kAuto;
+  int32_t reduce_sms = 8;
+  int32_t chunks = 4;
+  std::unique_ptr<GemmPlan> fused_gemm;  // on the SMs the reduction leaves
+  std::unique_ptr<GemmPlan> full_gemm;   // all SMs: W = 1
+  std::unique_ptr<SymmetricBuffer> partial, flags;
+  std::unique_ptr<SignalSet> signals;
+  float* acc = nullptr;
+  int64_t flag_count = 0;
+  uint32_t epoch = 0;
+  cudaStream_t side = nullptr;
+  cudaEvent_t fork = nullptr, join = nullptr;
+  std::vector<cudaEvent_t> chunk_done;
+  std::map<std::tuple<int64_t, int64_t, bool>, std::unique_ptr<CublasGemm>> cublas;  // (m, n chunk, bias)
+
+  ~Impl() {
+    for (cudaEvent_t e : chunk_done) cudaEventDestroy(e);
+    if (fork) cudaEventDestroy(fork);
+    if (join) cudaEventDestroy(join);
+    if (side) cudaStreamDestroy(side);
+    if (acc) cudaFree(acc);
+  }
+
+  uint32_t* my_flags() const { return static_cast<uint32_t*>(flags->local()); }
+  void* my_partial() const { return partial->local(); }
+
+  CublasGemm& cublas_for(int64_t m, int64_t n_chunk, bool bias) {
+    auto key = std::make_tuple(m, n_chunk, bias);
+    auto it = cublas.find(key);
+    if (it != cublas.end()) return *it->second;
+    GemmDesc d{n_chunk, desc.k_per_rank, desc.dtype, desc.layout};
+    int64_t ldb = desc.layout == WeightLayout::kKN ? desc.n : 0;  // a column block of B [K, N]
+    auto made = std::make_unique<CublasGemm>(d, m, bias, 1, ldb, 0);
+    CublasGemm& ref = *made;
+    cublas.emplace(key, std::move(made));
+    return ref;
+  }
+
+  ops::RsReduceParams reduce_params(int64_t m, const GemmRsArgs& args) const {
+    ops::RsReduceParams p;
+    p.m = m;
+    p.n = desc.n;
+    p.segment_rows = m / world;
+    p.rank = rank;
+    p.world = world;
+    p.partials = partial->device_peers();
+    p.flags = reinterpret_cast<uint32_t* const*>(flags->device_peers());
+    p.epoch = epoch;
+    p.acc = acc;
+    p.out = args.out.mutable_data();
+    p.bias = args.bias.data;
+    p.ctx.status = signals->device_status();
+    p.ctx.timeout_ns = signals->wait_timeout_ns();
+    p.ctx.site = WaitSite::kSignalWait;
+    p.ctx.rank = rank;
+    return p;
+  }
+
+  void run_fused(const GemmRsLayout& L, const GemmRsArgs& args, cudaStream_t stream) {
+    const int64_t m = L.m;
+    FLUX_CUDA_CHECK(cudaEventRecord(fork, stream));
+    FLUX_CUDA_CHECK(cudaStreamWaitEvent(side, fork, 0));
+    GemmArgs g;
+    g.m = m;
+    g.a = args.a.data;
+    g.b = args.b.data;
+    g.c = my_partial();
+    g.publish.mode = PublishMode::kTileFlag;
+    g.publish.flags = my_flags();
+    g.publish.value = epoch;
+    g.order = &L.order;
+    fused_gemm->run(g, stream);
+    ops::RsReduceParams p = reduce_params(m, args);
+    p.tile_m = L.gemm.config.tile_m;
+    p.tile_n = L.gemm.config.tile_n;
+    p.tiles_m = static_cast<int32_t>(L.gemm.tiles_m);
+    p.tiles_n = static_cast<int32_t>(L.gemm.tiles_n);
+    p.cluster_n = L.gemm.config.cluster_n;
+    p.units_n = static_cast<int32_t>((L.gemm.tiles_n + p.cluster_n - 1) / p.cluster_n);
+    p.col_bands = L.col_bands;
+    p.band_begin = 0;
+    p.band_end = L.col_bands;
+    ops::launch_gemm_rs_reduce(desc.dtype, p, L.reduce_sms, side);
+    FLUX_CUDA_CHECK(cudaEventRecord(join, side));
+    FLUX_CUDA_CHECK(cudaStreamWaitEvent(stream, join, 0));
+  }
+
+  // Flags for a [m, n_chunk] block at flag_offset on the 128 x n_chunk grid, then its reduction.
+  void flux_reduce_block(int64_t m, int64_t col0, int64_t n_chunk, int64_t partial_offset, int64_t flag_offset,
+                         int32_t tile_n, const GemmRsArgs& args, int ctas, cudaStream_t stream) {
+    ops::RsReduceParams p = reduce_params(m, args);
+    p.n = n_chunk;
+    p.tile_m = kSequentialTile;
+    p.tile_n = tile_n;
+    p.tiles_m = static_cast<int32_t>((m + kSequentialTile - 1) / kSequentialTile);
+    p.tiles_n = static_cast<int32_t>((n_chunk + tile_n - 1) / tile_n);
+    p.cluster_n = 1;
+    p.units_n = p.tiles_n;
+    p.col_bands = 1;
+    p.partial_offset = partial_offset;
+    p.flag_offset = flag_offset;
+    p.out = static_cast<char*>(args.out.mutable_data()) + col0 * int64_t(dtype_size(desc.dtype));
+    p.out_ld = desc.n;
+    p.bias = args.bias.data ? static_cast<const char*>(args.bias.data) + col0 * int64_t(dtype_size(desc.dtype)) : nullptr;
+    ops::launch_gemm_rs_reduce(desc.dtype, p, ctas, stream);
+  }
+
+  void run_sequential(const GemmRsLayout& L, const GemmRsArgs& args, cudaStream_t stream) {
+    const int64_t m = L.m;
+    const bool nccl = comm->nccl_available();
+    // Bias is added once: by rank 0's GEMM before NCCL sums the partials, or by the reduction.
+    const bool bias_in_gemm = nccl && rank == 0 && args.bias.data != nullptr;
+    GemmArgs g;
+    g.m = m;
+    g.a = args.a.data;
+    g.b = args.b.data;
+    g.bias = bias_in_gemm ? args.bias.data : nullptr;
+    g.c = my_partial();
+    cublas_for(m, desc.n, bias_in_gemm).run(g, stream);
+    if (nccl) {
+      FLUX_NCCL_CHECK(ncclReduceScatter(my_partial(), args.out.mutable_data(), size_t(m / world) * size_t(desc.n),
+                                        nccl_type(desc.dtype), ncclSum, comm->nccl(), stream));
+      return;
+    }
+    const int64_t tiles = ((m + kSequentialTile - 1) / kSequentialTile) * ((desc.n + kSequentialTile - 1) / kSequentialTile);
+    ops::launch_fill_flags(my_flags(), tiles, epoch, stream);
+    flux_reduce_block(m, 0, desc.n, 0, 0, kSequentialTile, args, limits.sm_count, stream);
+  }
+
+  void run_decomposed(const GemmRsLayout& L, const GemmRsArgs& args, cudaStream_t stream) {
+    const int64_t m = L.m, seg = m / world;
+    const bool nccl = comm->nccl_available();
+    const size_t es = dtype_size(desc.dtype);
+    const int c_count = static_cast<int>(std::min<int64_t>(chunks, desc.n / 8));
+    std::vector<int64_t> col(static_cast<size_t>(c_count + 1));
+    for (int c = 0; c <= c_count; ++c) col[c] = (int64_t(c) * (desc.n / 8) / c_count) * 8;
+    FLUX_CUDA_CHECK(cudaEventRecord(fork, stream));
+    FLUX_CUDA_CHECK(cudaStreamWaitEvent(side, fork, 0));
+    int64_t partial_offset = 0, flag_offset = 0;
+    for (int c = 0; c < c_count; ++c) {
+      const int64_t nc = col[c + 1] - col[c];
+      const bool bias_in_gemm = nccl && rank == 0 && args.bias.data != nullptr;
+      GemmArgs g;
+      g.m = m;
+      g.a = args.a.data;
+      g.b = desc.layout == WeightLayout::kNK ? static_cast<const char*>(args.b.data) + col[c] * desc.k_per_rank * int64_t(es)
+                                             : static_cast<const char*>(args.b.data) + col[c] * int64_t(es);
+      g.bias = bias_in_gemm ? static_cast<const char*>(args.bias.data) + col[c] * int64_t(es) : nullptr;
+      // Chunk c is a packed [m, nc] block of P (the reduce-scatter needs it contiguous).
+      g.c = static_cast<char*>(my_partial()) + partial_offset * int64_t(es);
+      cublas_for(m, nc, bias_in_gemm).run(g, stream);
+      const int64_t chunk_flags = (m + kSequentialTile - 1) / kSequentialTile;
+      if (!nccl) ops::launch_fill_flags(my_flags() + flag_offset, chunk_flags, epoch, stream);
+      FLUX_CUDA_CHECK(cudaEventRecord(chunk_done[c], stream));
+      FLUX_CUDA_CHECK(cudaStreamWaitEvent(side, chunk_done[c], 0));
+      if (nccl) {
+        // Receive into the accumulator's memory (seg x nc elements of dtype fit), then place the columns.
+        FLUX_NCCL_CHECK(ncclReduceScatter(g.c, acc, size_t(seg) * size_t(nc), nccl_type(desc.dtype), ncclSum,
+                                          comm->nccl(), side));
+        FLUX_CUDA_CHECK(cudaMemcpy2DAsync(static_cast<char*>(args.out.mutable_data()) + col[c] * int64_t(es),
+                                          size_t(desc.n) * es, acc, size_t(nc) * es, size_t(nc) * es, size_t(seg),
+                                          cudaMemcpyDeviceToDevice, side));
+      } else {
+        flux_reduce_block(m, col[c], nc, partial_offset, flag_offset, static_cast<int32_t>(nc), args, reduce_sms, side);
+      }
+      partial_offset += m * nc;
+      flag_offset += chunk_flags;
+    }
+    FLUX_CUDA_CHECK(cudaEventRecord(join, side));
+    FLUX_CUDA_CHECK(cudaStreamWaitEvent(stream, join, 0));
+  }
+};
+
+GemmRsPlan::GemmRsPlan(Communicator& comm, const GemmRsDesc& desc, const GemmRsOptions& options)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& p = *impl_;
+  p.comm = &comm;
+  p.desc = desc;
+  p.opt = options;
+  p.world = comm.world_size();
+  p.rank = comm.rank();
+  FLUX_CHECK_ARG(comm.device() >= 0, "flux gemm_rs: the communicator has no GPU");
+  validate_gemm_desc(GemmDesc{desc.n, desc.k_per_rank, desc.dtype, desc.layout});
+  FLUX_CHECK_ARG(desc.max_m >= p.world && desc.max_m % p.world == 0, "flux gemm_rs: max_m = ", desc.max_m,
+                 " (expected a positive multiple of the world size ", p.world, ")");
+  p.forced = options.impl != GemmRsImpl::kAuto ? options.impl : parse_gemm_rs_impl(knobs::get_string("FLUX_GEMM_RS_IMPL"));
+  p.reduce_sms = options.reduce_sms > 0 ? options.reduce_sms : static_cast<int32_t>(knobs::get_int("FLUX_GEMM_RS_REDUCE_SMS"));
+  const int64_t bands = options.col_bands > 0 ? options.col_bands : knobs::get_int("FLUX_GEMM_RS_COL_BANDS");
+  FLUX_CHECK_ARG(bands >= 0 && bands <= kMaxColBands, "flux gemm_rs: column bands ", bands, " (expected 0..", kMaxColBands, ")");
+  p.opt.col_bands = static_cast<int32_t>(bands);
+  p.chunks = options.decomposed_chunks > 0 ? options.decomposed_chunks : 4;
+  FLUX_CHECK_ARG(p.chunks <= kMaxChunks, "flux gemm_rs: decomposed_chunks ", p.chunks, " (expected 1..", kMaxChunks, ")");
+  // Plans that differ across ranks would compute garbage or hang: fail on every rank, naming the difference.
+  comm.check_same("gemm_rs plan", describe(desc, options, p.world));
+
+  p.limits = query_device_limits(comm.device());
+  FLUX_CHECK_ARG(p.reduce_sms >= 1 && p.reduce_sms <= p.limits.sm_count / 2, "flux gemm_rs: reduce_sms ", p.reduce_sms,
+                 " (expected 1..", p.limits.sm_count / 2, " on this ", p.limits.sm_count, "-SM device)");
+  GemmOptions gemm_options = options.gemm;
+  gemm_options.rank = p.rank;
+  gemm_options.device = comm.device();
+  gemm_options.max_sms = 0;
+  GemmDesc core{desc.n, desc.k_per_rank, desc.dtype, desc.layout};
+  p.full_gemm = std::make_unique<GemmPlan>(core, gemm_options);
+  if (p.world > 1) {
+    gemm_options.max_sms = p.limits.sm_count - p.reduce_sms;
+    p.fused_gemm = std::make_unique<GemmPlan>(core, gemm_options);
+    const size_t es = dtype_size(desc.dtype);
+    p.partial = std::make_unique<SymmetricBuffer>(comm, size_t(desc.max_m) * size_t(desc.n) * es, "gemm_rs partial");
+    // Enough flags for the finest grids: GEMM tiles of >= 64 x 128, the unfused paths' 128 x n_chunk.
+    p.flag_count = std::max(((desc.max_m + 63) / 64) * ((desc.n + 127) / 128), ((desc.max_m + 127) / 128) * kMaxChunks);
+    p.flags = std::make_unique<SymmetricBuffer>(comm, size_t(p.flag_count) * sizeof(uint32_t), "gemm_rs flags");
+    p.signals = std::make_unique<SignalSet>(comm, 1, "gemm_rs");
+    FLUX_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&p.acc), size_t(desc.max_m / p.world) * size_t(desc.n) * sizeof(float)));
+    FLUX_CUDA_CHECK(cudaStreamCreateWithFlags(&p.side, cudaStreamNonBlocking));
+    FLUX_CUDA_CHECK(cudaEventCreateWithFlags(&p.fork, cudaEventDisableTiming));
+    FLUX_CUDA_CHECK(cudaEventCreateWithFlags(&p.join, cudaEventDisableTiming));
+    p.chunk_done.resize(kMaxChunks);
+    for (cudaEvent_t& e : p.chunk_done) FLUX_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  }
+}
+
+GemmRsPlan::~GemmRsPlan() = default;
+
+GemmRsLayout GemmRsPlan::layout(int64_t m, GemmRsImpl impl) const {
+  const Impl& p = *impl_;
+  GemmRsImpl forced = impl != GemmRsImpl::kAuto ? impl : p.forced;
+  const GemmPlan& gemm = p.world > 1 ? *p.fused_gemm : *p.full_gemm;
+  FLUX_CHECK_ARG(m >= 1 && m <= p.desc.max_m, "flux gemm_rs: M = ", m, " (expected 1 <= M <= max_m = ", p.desc.max_m, ")");
+  return ops::plan_gemm_rs(m, p.desc, p.world, p.rank, gemm.select(m), p.limits.l2_bytes, p.reduce_sms, p.opt.col_bands,
+                           forced);
+}
+
+void GemmRsPlan::run(const GemmRsArgs& args, cudaStream_t stream, GemmRsImpl impl) {
+  Impl& p = *impl_;
+  const char* op = "flux gemm_rs";
+  const int64_t m = args.a.rows;
+  FLUX_CHECK_ARG(m >= 1 && m <= p.desc.max_m, op, ": A has ", m, " rows (expected 1..max_m = ", p.desc.max_m, ")");
+  FLUX_CHECK_ARG(m % p.world == 0, op, ": M = ", m, " is not a multiple of the world size ", p.world,
+                 " (each rank gets M / W rows; pad M to a multiple of W)");
+  check_tensor(op, "A", args.a, m, p.desc.k_per_rank, p.desc.dtype);
+  if (p.desc.layout == WeightLayout::kNK) {
+    check_tensor(op, "B", args.b, p.desc.n, p.desc.k_per_rank, p.desc.dtype);
+  } else {
+    check_tensor(op, "B", args.b, p.desc.k_per_rank, p.desc.n, p.desc.dtype);
+  }
+  check_tensor(op, "out", args.out, m / p.world, p.desc.n, p.desc.dtype);
+  if (args.bias.data) check_tensor(op, "bias", args.bias, 1, p.desc.n, p.desc.dtype);
+
+  if (p.world == 1) {
+    GemmArgs g;
+    g.m = m;
+    g.a = args.a.data;
+    g.b = args.b.data;
+    g.bias = args.bias.data;
+    g.c = args.out.mutable_data();
+    p.full_gemm->run(g, stream);
+    return;
+  }
+  const GemmRsLayout L = layout(m, impl);
+  ++p.epoch;
+  p.signals->barrier_on_stream(stream);  // every peer is done reading my partial buffer of the last call
+  switch (L.impl) {
+    case GemmRsImpl::kFused: p.run_fused(L, args, stream); break;
+    case GemmRsImpl::kSequential: p.run_sequential(L, args, stream); break;
+    case GemmRsImpl::kDecomposed: p.run_decomposed(L, args, stream); break;
+    default: FLUX_CHECK(false, "unresolved gemm_rs path");
+  }
+}
+
+void GemmRsPlan::check_status() {
+  Impl& p = *impl_;
+  if (p.signals) p.signals->check_status();
+  p.full_gemm->check_status();
+  if (p.fused_gemm) p.fused_gemm->check_status();
+}
+
+void GemmRsPlan::release() {
+  Impl& p = *impl_;
+  if (p.world == 1) return;
+  FLUX_CUDA_CHECK(cudaDeviceSynchronize());
+  p.signals->release();
+  p.flags->release();
+  p.partial->release();
+}
+
+}  // namespace flux

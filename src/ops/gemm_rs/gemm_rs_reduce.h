@@ -1,0 +1,52 @@
+// src/ops/gemm_rs/gemm_rs_reduce.h — the pull-based reduction of GEMM+RS (launch interface, plain data).
+//
+// Rank r owns output rows [r * segment_rows, (r + 1) * segment_rows). Every rank s has written its
+// partial C_s [m, n] into its symmetric buffer P_s and released, per tile (i, j) of a tile_m x tile_n
+// grid, flags_s[i * tiles_n + j] = epoch. The reduction on rank r walks the tiles that intersect its
+// rows, column band by column band (the GEMM's outermost order), and for each band takes the sources
+// in ring order s = r-1, r-2, ..., r (the order in which the rank-rotated GEMMs produce segment r):
+//   step 0: acc = P_s;  steps 1..W-2: acc += P_s;  step W-1 (s = r): out = acc + P_r + bias
+// in fp32, so the sum has one fixed order (bitwise reproducible). A tile is read only after its flag
+// (acquire, system scope, bounded: a timeout names the rank, the peer and the tile). Each tile is
+// always handled by the same CTA and the same threads, so acc needs no synchronization across steps.
+// bands [band_begin, band_end) of col_bands select a sub-range (the decomposed path reduces one
+// column chunk at a time).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "flux/types.h"
+#include "src/device/wait_context.h"
+
+namespace flux::ops {
+
+struct RsReduceParams {
+  int64_t m = 0, n = 0, segment_rows = 0;
+  int32_t rank = 0, world = 1;
+  int32_t tile_m = 128, tile_n = 128;   // the grid the flags index
+  int32_t tiles_m = 0, tiles_n = 0;
+  int32_t cluster_n = 1;                // tiles per unit column (bands are in unit columns)
+  int32_t units_n = 0;                  // unit columns
+  int32_t col_bands = 1;
+  int32_t band_begin = 0, band_end = 1;
+  void* const* partials = nullptr;      // [world] P_s; this reduction reads P_s + partial_offset as [m, n]
+  int64_t partial_offset = 0;           // elements
+  uint32_t* const* flags = nullptr;     // [world] tile flags of each rank, from flags_s + flag_offset
+  int64_t flag_offset = 0;              // entries
+  uint32_t epoch = 0;
+  float* acc = nullptr;                 // [segment_rows, n] fp32, local
+  void* out = nullptr;                  // [segment_rows, n] of dtype, rows out_ld elements apart
+  int64_t out_ld = 0;                   // 0: n
+  const void* bias = nullptr;           // [n] of dtype or null
+  device::WaitContext ctx{};
+};
+
+// Launches `ctas` CTAs of the reduction on `stream` (throws CudaError on a launch failure).
+void launch_gemm_rs_reduce(DType dtype, const RsReduceParams& params, int ctas, cudaStream_t stream);
+
+// flags[i] = epoch for i < count (the unfused paths publish a whole GEMM at once).
+void launch_fill_flags(uint32_t* flags, int64_t count, uint32_t epoch, cudaStream_t stream);
+
+}  // namespace flux::ops
