@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 #include <utility>
 
 #include "flux/baseline/cublas_gemm.h"
@@ -183,7 +184,11 @@ struct GemmRsPlan::Impl {
     }
     const int64_t tiles = ((m + kSequentialTile - 1) / kSequentialTile) * ((desc.n + kSequentialTile - 1) / kSequentialTile);
     ops::launch_fill_flags(my_flags(), tiles, epoch, stream);
-    flux_reduce_block(m, 0, desc.n, 0, 0, kSequentialTile, args, limits.sm_count, stream);
+    // Alone on its GPU the reduction may take every SM; when ranks share a GPU each takes reduce_sms,
+    // or W ranks' spinning reductions would fill every SM and starve a peer's GEMM (measured: W = 8 on
+    // one H200 stalled until the wait timeout).
+    const int ctas = comm->shares_gpu() ? reduce_sms : limits.sm_count;
+    flux_reduce_block(m, 0, desc.n, 0, 0, kSequentialTile, args, ctas, stream);
   }
 
   void run_decomposed(const GemmRsLayout& L, const GemmRsArgs& args, cudaStream_t stream) {
