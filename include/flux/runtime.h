@@ -134,6 +134,11 @@ class SignalSet {
   // releases the stream and check_status() throws TimeoutError naming rank, peer and signal.
   void set_on_stream(int peer, int index, uint32_t value, cudaStream_t stream);
   void wait_on_stream(int index, uint32_t value, int expected_from_peer, cudaStream_t stream);
+  // Like wait_on_stream, on `peer`'s flag[index] (raised by the peer on its own flags).
+  void wait_peer_on_stream(int peer, int index, uint32_t value, cudaStream_t stream);
+  // Stream-ordered write of this rank's own flag, or of any device word (e.g. a local flag array the
+  // GEMM core waits on), after prior work on `stream`.
+  void write_on_stream(uint32_t* address, uint32_t value, cudaStream_t stream);
 
   // Device barrier across ranks on `stream` (one warp): each rank raises its slot on every peer, then
   // waits for every peer's slot, bounded; epochs make it reusable without resets.
@@ -145,8 +150,9 @@ class SignalSet {
   // After the stream has been synchronized: throws TimeoutError if any wait of this set expired.
   void check_status();
 
+  struct Impl;  // (src/runtime/signal_set.cu)
+
  private:
-  struct Impl;
   std::unique_ptr<Impl> impl_;
   int count_ = 0;
 };

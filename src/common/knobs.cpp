@@ -24,6 +24,9 @@ const std::vector<Knob>& all() {
       {"FLUX_DEVICE", "-1", "GPU ordinal of this rank; -1 = LOCAL_RANK modulo the number of visible GPUs"},
       {"FLUX_GEMM_RS_IMPL", "auto", "GEMM+RS path: auto (the rule), fused, sequential or decomposed"},
       {"FLUX_GEMM_RS_REDUCE_SMS", "8", "SMs given to the fused GEMM+RS reduction kernel (the GEMM gets the rest)"},
+      {"FLUX_AG_GEMM_IMPL", "auto", "AG+GEMM path: auto (the rule), fused, fused_ce, sequential or decomposed"},
+      {"FLUX_AG_GEMM_GATHER_SMS", "8",
+       "SMs given to the fused AG+GEMM gather kernel (at most a quarter of a rank's share when ranks share a GPU)"},
       {"FLUX_GEMM_RS_COL_BANDS", "0", "column bands of the fused GEMM+RS tile order; 0 = auto (a band of B and of the "
                                       "accumulator fit in half the L2)"},
   };

@@ -61,6 +61,7 @@ struct SignalSet::Impl {
   // awaited value (from a stream of its own), and the failure is reported by check_status().
   struct Pending {
     cudaEvent_t passed;
+    uint32_t* flag;  // the awaited word (this rank's or a peer's)
     int index;
     uint32_t value;
     int peer;
@@ -92,7 +93,7 @@ struct SignalSet::Impl {
           continue;
         }
         if (now > w.deadline) {
-          uint32_t* flag = flags(rank) + w.index;
+          uint32_t* flag = w.flag;
           pinned[0] = w.value;
           pinned[1] = 0;
           (void)cudaMemcpyAsync(&pinned[1], flag, sizeof(uint32_t), cudaMemcpyDeviceToHost, watchdog_stream);
@@ -170,20 +171,43 @@ void SignalSet::set_on_stream(int peer, int index, uint32_t value, cudaStream_t 
   if (r != CUDA_SUCCESS) throw CudaError(detail::cat("flux signals: cuStreamWriteValue32 failed with CUresult ", r));
 }
 
+namespace {
+void stream_wait_with_watchdog(SignalSet::Impl& p, uint32_t* flag, int index, uint32_t value, int peer,
+                               cudaStream_t stream);
+}
+
 void SignalSet::wait_on_stream(int index, uint32_t value, int expected_from_peer, cudaStream_t stream) {
-  Impl& p = *impl_;
   FLUX_CHECK_ARG(index >= 0 && index < count_, "flux signals: index ", index, " (expected 0..", count_ - 1, ")");
-  CUresult r = p.wait32(reinterpret_cast<CUstream>(stream), reinterpret_cast<CUdeviceptr>(local() + index), value,
+  stream_wait_with_watchdog(*impl_, local() + index, index, value, expected_from_peer, stream);
+}
+
+void SignalSet::wait_peer_on_stream(int peer, int index, uint32_t value, cudaStream_t stream) {
+  FLUX_CHECK_ARG(peer >= 0 && peer < impl_->world, "flux signals: peer ", peer, " (expected 0..", impl_->world - 1, ")");
+  FLUX_CHECK_ARG(index >= 0 && index < count_, "flux signals: index ", index, " (expected 0..", count_ - 1, ")");
+  stream_wait_with_watchdog(*impl_, impl_->flags(peer) + index, index, value, peer, stream);
+}
+
+void SignalSet::write_on_stream(uint32_t* address, uint32_t value, cudaStream_t stream) {
+  CUresult r = impl_->write32(reinterpret_cast<CUstream>(stream), reinterpret_cast<CUdeviceptr>(address), value,
+                              CU_STREAM_WRITE_VALUE_DEFAULT);
+  if (r != CUDA_SUCCESS) throw CudaError(detail::cat("flux signals: cuStreamWriteValue32 failed with CUresult ", r));
+}
+
+namespace {
+void stream_wait_with_watchdog(SignalSet::Impl& p, uint32_t* flag, int index, uint32_t value, int peer,
+                               cudaStream_t stream) {
+  CUresult r = p.wait32(reinterpret_cast<CUstream>(stream), reinterpret_cast<CUdeviceptr>(flag), value,
                         CU_STREAM_WAIT_VALUE_GEQ);
   if (r != CUDA_SUCCESS) throw CudaError(detail::cat("flux signals: cuStreamWaitValue32 failed with CUresult ", r));
   cudaEvent_t passed = nullptr;
   FLUX_CUDA_CHECK(cudaEventCreateWithFlags(&passed, cudaEventDisableTiming));
   FLUX_CUDA_CHECK(cudaEventRecord(passed, stream));
   std::lock_guard<std::mutex> lock(p.mu);
-  p.pending.push_back({passed, index, value, expected_from_peer,
+  p.pending.push_back({passed, flag, index, value, peer,
                        std::chrono::steady_clock::now() + std::chrono::nanoseconds(p.timeout_ns)});
   if (!p.watchdog.joinable()) p.watchdog = std::thread([&p] { p.watch(); });
 }
+}  // namespace
 
 void SignalSet::barrier_on_stream(cudaStream_t stream) {
   Impl& p = *impl_;

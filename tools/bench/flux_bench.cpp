@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "flux/error.h"
+#include "tools/bench/bench_ag_gemm.h"
 #include "tools/bench/bench_gemm.h"
 #include "tools/bench/bench_gemm_rs.h"
 #include "tools/bench/bench_p2p.h"
@@ -37,6 +38,7 @@ int main(int argc, char** argv) {
     if (sub == "gemm") return flux::bench::run_gemm_bench(args, command_line);
     if (sub == "p2p") return flux::bench::run_p2p_bench(args, command_line);
     if (sub == "gemm-rs") return flux::bench::run_gemm_rs_bench(args, command_line);
+    if (sub == "ag-gemm") return flux::bench::run_ag_gemm_bench(args, command_line);
     std::fprintf(stderr, "flux-bench: unknown subcommand '%s'\n", sub.c_str());
     usage(stderr);
     return 2;

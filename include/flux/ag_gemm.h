@@ -1,0 +1,101 @@
+// flux/ag_gemm.h — fused AllGather + GEMM (the column-parallel half of a tensor-parallel layer).
+//
+//   rank r of W:  A_r [M/W, K] (this rank's rows of the activations), B_r [N/W, K] (kNK) or [K, N/W] (kKN),
+//                 bias [N/W] optional
+//                 out_r [M, N/W] = concat(A_0, ..., A_{W-1}) B_r^T (+ bias)
+//                 and, on request, the gathered A [M, K] (a view of the plan's workspace: no extra copy;
+//                 valid until the next run()).
+// M must be a multiple of W.
+//
+// Paths (AgGemmImpl), all behind the same plan and run():
+//   kFused        this rank's shard goes into its symmetric gather buffer, a gather kernel on a few SMs
+//                 pulls the peers' shards into it in ring order (rank+1, rank+2, ...) and releases each
+//                 M-block's flag once all of its rows have arrived; the GEMM core, on the remaining SMs,
+//                 visits the local shard's tiles first, then the ring, and its producer waits on the
+//                 flag of each M-block before loading it (the core's wait-before-load);
+//   kFusedCopyEngine  the same with the copy engine moving the shards (cudaMemcpyAsync on a side stream,
+//                 stream-ordered flag writes after each shard): only when every rank has its own GPU (a
+//                 same-GPU device-to-device copy needs an SM, which the waiting GEMM holds);
+//   kSequential   all-gather (NCCL's with one GPU per rank, Flux's gather kernel otherwise), then cuBLASLt;
+//   kDecomposed   per-shard copies with one cuBLASLt GEMM per shard on alternating streams (torch async-TP).
+// kAuto picks by a rule (choose_ag_gemm_impl, reasons there); FLUX_AG_GEMM_IMPL overrides it.
+// Ranks sharing a GPU split its SMs between them for the fused paths (every rank's GEMM and gather
+// are then resident at once, so no rank's waiting GEMM can starve another's gather).
+// Collective: every rank builds the plan with the same description (checked) and calls run() in the
+// same order. run() does not synchronize the host.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "flux/gemm.h"
+#include "flux/runtime.h"
+#include "flux/tensor.h"
+
+namespace flux {
+
+enum class AgGemmImpl : int32_t { kAuto = 0, kFused = 1, kFusedCopyEngine = 2, kSequential = 3, kDecomposed = 4 };
+const char* to_string(AgGemmImpl impl);
+AgGemmImpl parse_ag_gemm_impl(const std::string& text);  // auto, fused, fused_ce, sequential, decomposed
+
+struct AgGemmDesc {
+  int64_t max_m = 0;       // largest M (all ranks' rows) run() will see
+  int64_t n_per_rank = 0;  // N / W
+  int64_t k = 0;
+  DType dtype = DType::kBF16;
+  WeightLayout layout = WeightLayout::kNK;
+};
+
+struct AgGemmOptions {
+  AgGemmImpl impl = AgGemmImpl::kAuto;  // kAuto: FLUX_AG_GEMM_IMPL, then the rule
+  int32_t gather_sms = 0;               // fused: SMs of the gather kernel; 0 = FLUX_AG_GEMM_GATHER_SMS
+  GemmOptions gemm;                     // GEMM core options (config, wait timeout, ...)
+};
+
+struct AgGemmArgs {
+  TensorRef a_shard;  // [M/W, K]
+  TensorRef b;        // [N/W, K] or [K, N/W]
+  TensorRef bias;     // [1, N/W] or data == nullptr
+  TensorRef out;      // [M, N/W]
+};
+
+struct AgGemmLayout {
+  AgGemmImpl impl = AgGemmImpl::kFused;
+  std::string reason;
+  int64_t m = 0, shard_rows = 0;
+  int32_t gemm_sms = 0;    // SMs of the GEMM core (fused paths)
+  int32_t gather_sms = 0;  // SMs of the gather kernel (kFused)
+  TileOrderSpec order;     // local shard first, then the ring
+};
+
+// The rule (reasons in ag_gemm_plan.cpp).
+AgGemmImpl choose_ag_gemm_impl(int64_t m, int64_t n_per_rank, int64_t k, int world_size, bool shares_gpu,
+                               std::string* reason);
+// Number of shards (of m / world rows each) that rows [row0, row0 + rows) intersect: the arrivals an
+// M-block waits for.
+int ag_gemm_block_shards(int64_t m, int world_size, int64_t row0, int64_t rows);
+
+class AgGemmPlan {
+ public:
+  AgGemmPlan(Communicator& comm, const AgGemmDesc& desc, const AgGemmOptions& options = {});
+  ~AgGemmPlan();
+  AgGemmPlan(const AgGemmPlan&) = delete;
+  AgGemmPlan& operator=(const AgGemmPlan&) = delete;
+
+  AgGemmLayout layout(int64_t m, AgGemmImpl impl = AgGemmImpl::kAuto) const;
+  // Validates args (InvalidArgument), then enqueues on `stream`; returns the gathered A [M, K] (valid
+  // until the next run()).
+  TensorRef run(const AgGemmArgs& args, cudaStream_t stream, AgGemmImpl impl = AgGemmImpl::kAuto);
+  // After the stream has been synchronized: throws TimeoutError if a wait on a peer expired.
+  void check_status();
+  void release();  // collective
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace flux

@@ -1,0 +1,78 @@
+// src/ops/ag_gemm/ag_gather.cu — see ag_gather.h.
+#include "src/ops/ag_gemm/ag_gather.h"
+
+#include "src/common/check.h"
+#include "src/device/signal.cuh"
+
+namespace flux::ops {
+
+namespace {
+
+constexpr int kThreads = 1024;  // one CTA per SM, `ctas` CTAs take exactly that many SMs
+constexpr int kUnroll = 2;      // 16-byte loads in flight per thread
+
+__device__ __forceinline__ uint32_t atom_add_release_gpu(uint32_t* p, uint32_t v) {
+  uint32_t old;
+  asm volatile("atom.release.gpu.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+  return old;
+}
+
+__device__ __forceinline__ int shards_of_rows(const AgGatherParams& p, int64_t r0, int64_t r1) {
+  return int((r1 - 1) / p.shard_rows - r0 / p.shard_rows + 1);
+}
+
+__global__ void __launch_bounds__(kThreads, 1) ag_gather_kernel(AgGatherParams p) {
+  const int64_t row_bytes = p.k * p.elem_bytes;
+  int64_t unit = 0;  // running index of (shard, block) pieces; CTA c takes pieces c, c + gridDim.x, ...
+  for (int32_t t = 0; t < p.world; ++t) {
+    const int32_t s = (p.rank + t) % p.world;
+    const int64_t s0 = int64_t(s) * p.shard_rows, s1 = s0 + p.shard_rows < p.m ? s0 + p.shard_rows : p.m;
+    if (s1 <= s0) continue;
+    const int32_t b0 = int32_t(s0 / p.block_rows), b1 = int32_t((s1 - 1) / p.block_rows);
+    for (int32_t b = b0; b <= b1; ++b, ++unit) {
+      if (unit % gridDim.x != blockIdx.x) continue;
+      const int64_t r0 = int64_t(b) * p.block_rows > s0 ? int64_t(b) * p.block_rows : s0;
+      const int64_t r1 = int64_t(b + 1) * p.block_rows < s1 ? int64_t(b + 1) * p.block_rows : s1;
+      if (s != p.rank) {
+        if (threadIdx.x == 0) {
+          device::WaitContext ctx = p.ctx;
+          ctx.peer = s;
+          device::wait_flag_geq(p.ready[s], p.epoch, s, ctx);  // a timeout is recorded; the kernel goes on
+        }
+        __syncthreads();
+        const uint4* src = reinterpret_cast<const uint4*>(static_cast<const char*>(p.buffers[s]) + r0 * row_bytes);
+        uint4* dst = reinterpret_cast<uint4*>(static_cast<char*>(p.buffers[p.rank]) + r0 * row_bytes);
+        const int64_t vecs = (r1 - r0) * row_bytes / 16;
+        for (int64_t v0 = threadIdx.x; v0 < vecs; v0 += int64_t(kThreads) * kUnroll) {
+          uint4 x[kUnroll];
+#pragma unroll
+          for (int u = 0; u < kUnroll; ++u) {
+            if (v0 + int64_t(u) * kThreads < vecs) x[u] = src[v0 + int64_t(u) * kThreads];
+          }
+#pragma unroll
+          for (int u = 0; u < kUnroll; ++u) {
+            if (v0 + int64_t(u) * kThreads < vecs) dst[v0 + int64_t(u) * kThreads] = x[u];
+          }
+        }
+      }
+      __syncthreads();  // the piece is written (by every thread) before thread 0 counts it
+      if (threadIdx.x == 0) {
+        const int64_t blk0 = int64_t(b) * p.block_rows;
+        const int64_t blk1 = blk0 + p.block_rows < p.m ? blk0 + p.block_rows : p.m;
+        const uint32_t needed = uint32_t(shards_of_rows(p, blk0, blk1));
+        if (atom_add_release_gpu(p.parts + b, 1u) + 1u == needed) device::st_release_sys(p.flags + b, p.epoch);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void launch_ag_gather(const AgGatherParams& params, int ctas, cudaStream_t stream) {
+  FLUX_CHECK(params.world >= 1 && params.shard_rows >= 1 && (params.k * params.elem_bytes) % 16 == 0,
+             "ag gather: world ", params.world, " shard_rows ", params.shard_rows, " k ", params.k);
+  ag_gather_kernel<<<ctas, kThreads, 0, stream>>>(params);
+  FLUX_CUDA_CHECK_LAUNCH("ag_gather_kernel");
+}
+
+}  // namespace flux::ops

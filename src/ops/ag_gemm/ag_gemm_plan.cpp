@@ -1,0 +1,104 @@
+// src/ops/ag_gemm/ag_gemm_plan.cpp — host planning of AG+GEMM that needs no GPU.
+#include "src/ops/ag_gemm/ag_gemm_plan.h"
+
+#include <algorithm>
+
+#include "src/common/check.h"
+
+namespace flux {
+
+const char* to_string(AgGemmImpl impl) {
+  switch (impl) {
+    case AgGemmImpl::kAuto: return "auto";
+    case AgGemmImpl::kFused: return "fused";
+    case AgGemmImpl::kFusedCopyEngine: return "fused_ce";
+    case AgGemmImpl::kSequential: return "sequential";
+    case AgGemmImpl::kDecomposed: return "decomposed";
+  }
+  return "?";
+}
+
+AgGemmImpl parse_ag_gemm_impl(const std::string& text) {
+  if (text == "auto") return AgGemmImpl::kAuto;
+  if (text == "fused") return AgGemmImpl::kFused;
+  if (text == "fused_ce") return AgGemmImpl::kFusedCopyEngine;
+  if (text == "sequential") return AgGemmImpl::kSequential;
+  if (text == "decomposed") return AgGemmImpl::kDecomposed;
+  throw InvalidArgument(detail::cat("flux ag_gemm: unknown implementation '", text,
+                                    "' (expected auto, fused, fused_ce, sequential or decomposed)"));
+}
+
+// The rule. Reasons:
+//  - W = 1: the gather is the identity; the GEMM core reads the shard directly.
+//  - A small GEMM (under 2 GFLOP per rank) cannot hide a gather behind it: the per-call barrier and the
+//    extra kernels cost microseconds, so sequential.
+//  - Otherwise kFused (SM gather): it works whether or not ranks share a GPU. kFusedCopyEngine frees the
+//    gather's SMs but needs one GPU per rank; which of the two wins on NVLink is issue 6's measurement.
+AgGemmImpl choose_ag_gemm_impl(int64_t m, int64_t n_per_rank, int64_t k, int world_size, bool shares_gpu,
+                               std::string* reason) {
+  (void)shares_gpu;
+  auto say = [&](const std::string& text) {
+    if (reason) *reason = text;
+  };
+  if (world_size == 1) {
+    say("one rank: the all-gather is the identity, the GEMM core reads the shard directly");
+    return AgGemmImpl::kFused;
+  }
+  const double flops = 2.0 * double(m) * double(n_per_rank) * double(k);
+  if (flops < 2e9) {
+    say(detail::cat("rule: sequential, the per-rank GEMM is ", flops / 1e9, " GFLOP (< 2): too short to hide a gather"));
+    return AgGemmImpl::kSequential;
+  }
+  say(detail::cat("rule: fused (SM gather), the per-rank GEMM is ", flops / 1e9, " GFLOP (>= 2)"));
+  return AgGemmImpl::kFused;
+}
+
+int ag_gemm_block_shards(int64_t m, int world_size, int64_t row0, int64_t rows) {
+  FLUX_CHECK_ARG(world_size >= 1 && m % world_size == 0 && rows >= 1 && row0 >= 0 && row0 + rows <= m,
+                 "flux ag_gemm: rows [", row0, ", ", row0 + rows, ") of M = ", m, " with W = ", world_size);
+  const int64_t shard = m / world_size;
+  return static_cast<int>((row0 + rows - 1) / shard - row0 / shard + 1);
+}
+
+namespace ops {
+
+void ag_gemm_sm_split(int sm_count, int ranks_on_gpu, int gather_sms, int* gemm_sms, int* gather_sms_out) {
+  const int share = std::max(sm_count / std::max(ranks_on_gpu, 1), 4);
+  const int gather = std::clamp(gather_sms, 1, std::max(share / 4, 1));
+  *gather_sms_out = gather;
+  *gemm_sms = std::max(share - gather, 2);
+}
+
+AgGemmLayout plan_ag_gemm(int64_t m, const AgGemmDesc& desc, int world_size, int rank, bool shares_gpu,
+                          int ranks_on_gpu, int sm_count, int gather_sms, AgGemmImpl forced) {
+  FLUX_CHECK_ARG(m >= 1 && m <= desc.max_m, "flux ag_gemm: M = ", m, " (expected 1 <= M <= max_m = ", desc.max_m, ")");
+  FLUX_CHECK_ARG(m % world_size == 0, "flux ag_gemm: M = ", m, " is not a multiple of the world size ", world_size,
+                 " (each rank holds M / W rows)");
+  AgGemmLayout out;
+  out.m = m;
+  out.shard_rows = m / world_size;
+  if (forced != AgGemmImpl::kAuto) {
+    out.impl = forced;
+    out.reason = detail::cat("forced ", to_string(forced), " (FLUX_AG_GEMM_IMPL / AgGemmOptions::impl)");
+  } else {
+    out.impl = choose_ag_gemm_impl(m, desc.n_per_rank, desc.k, world_size, shares_gpu, &out.reason);
+  }
+  FLUX_CHECK_ARG(!(out.impl == AgGemmImpl::kFusedCopyEngine && shares_gpu && world_size > 1),
+                 "flux ag_gemm: fused_ce needs one GPU per rank (ranks here share a GPU, and a same-GPU copy needs "
+                 "an SM the waiting GEMM holds); use fused, sequential or decomposed");
+  ag_gemm_sm_split(sm_count, shares_gpu ? ranks_on_gpu : 1, gather_sms, &out.gemm_sms, &out.gather_sms);
+  if (out.impl == AgGemmImpl::kFusedCopyEngine) {
+    out.gemm_sms = shares_gpu ? out.gemm_sms + out.gather_sms : sm_count;
+    out.gather_sms = 0;
+  }
+  if (world_size > 1) {
+    // The local shard first (already in place), then the shards in the order they arrive.
+    out.order.segments = world_size;
+    out.order.first_segment = rank;
+    out.order.segment_rows = out.shard_rows;
+  }
+  return out;
+}
+
+}  // namespace ops
+}  // namespace flux

@@ -1,0 +1,17 @@
+// src/ops/ag_gemm/ag_gemm_plan.h — GPU-free planning of AG+GEMM (ag_gemm_plan.cpp).
+#pragma once
+
+#include <cstdint>
+
+#include "flux/ag_gemm.h"
+
+namespace flux::ops {
+
+// SMs for the GEMM core and the gather kernel of one rank: ranks sharing a GPU split its SMs
+// (ranks_on_gpu >= 1), the gather takes at most a quarter of a rank's share.
+void ag_gemm_sm_split(int sm_count, int ranks_on_gpu, int gather_sms, int* gemm_sms, int* gather_sms_out);
+
+AgGemmLayout plan_ag_gemm(int64_t m, const AgGemmDesc& desc, int world_size, int rank, bool shares_gpu,
+                          int ranks_on_gpu, int sm_count, int gather_sms, AgGemmImpl forced);
+
+}  // namespace flux::ops

@@ -1,0 +1,272 @@
+// tests/ops/ag_gemm_probe.cu — one rank of an AG+GEMM test job (flux-run -n W [--mps] -- ag_gemm_probe MODE).
+//   correctness  random M (multiple of W), N/W, K; both layouts; bias or not; bf16 and fp16; every path
+//                that runs here; out against fp64 from every rank's shards (regenerated from their seeds);
+//                the gathered A bitwise equal to the concatenation of the shards; outputs poisoned first
+//   loop         1000 back-to-back AG+GEMM calls on changing inputs, interleaved with GEMM+RS calls on the
+//                same communicator (their flags and workspaces must not collide), checked at random steps
+//   bad          differing plans, wrong dtype, misaligned pointer, wrong out shape: clear errors
+//   small        one call per path on a small shape (for compute-sanitizer)
+// Prints "ag_gemm probe PASSED: rank r of W"; failures print "ag_gemm probe FAIL ..." (exit 1).
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "flux/ag_gemm.h"
+#include "flux/error.h"
+#include "flux/gemm_rs.h"
+#include "src/common/check.h"
+#include "tools/common/device_tools.h"
+
+namespace {
+
+int g_rank = 0;
+bool g_ok = true;
+
+void check(bool cond, const std::string& what) {
+  if (!cond) {
+    std::printf("ag_gemm probe FAIL rank %d: %s\n", g_rank, what.c_str());
+    g_ok = false;
+  }
+}
+
+struct Buffer {
+  void* ptr = nullptr;
+  size_t bytes = 0;
+  explicit Buffer(size_t n) : bytes(n) { FLUX_CUDA_CHECK(cudaMalloc(&ptr, n > 0 ? n : 16)); }
+  ~Buffer() { cudaFree(ptr); }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+};
+
+struct Case {
+  int64_t m, n, k;  // m: all ranks' rows; n: per rank
+  flux::DType dtype;
+  flux::WeightLayout layout;
+  bool bias;
+  uint64_t seed;
+};
+
+uint64_t seed_of(uint64_t base, int rank, int what) { return base * 1000003ull + uint64_t(rank) * 7919ull + uint64_t(what); }
+
+std::string name(const Case& c) {
+  return flux::detail::cat("M=", c.m, " N/W=", c.n, " K=", c.k, " ", flux::to_string(c.dtype), " ", flux::to_string(c.layout),
+                           c.bias ? " +bias" : "");
+}
+
+// Shard s of A, regenerated from its seed, written at rows s*M/W of `full` (any rank can build A).
+void make_shard(const Case& c, int world, int s, void* dst, cudaStream_t stream) {
+  flux::tools::fill_random(dst, (c.m / world) * c.k, c.dtype, seed_of(c.seed, s, 1), 1.0f, stream);
+}
+
+struct Job {
+  Case c;
+  int w, r;
+  Buffer shard, b, bias, out, full, ref, rows;
+  Job(const Case& c_, int w_, int r_, cudaStream_t stream)
+      : c(c_), w(w_), r(r_), shard(size_t(c_.m / w_ * c_.k) * 2), b(size_t(c_.n * c_.k) * 2), bias(size_t(c_.n) * 2),
+        out(size_t(c_.m * c_.n) * 2), full(size_t(c_.m * c_.k) * 2), ref(size_t(c_.m * c_.n) * sizeof(double)),
+        rows(size_t(c_.m) * sizeof(int32_t)) {
+    make_shard(c, w, r, shard.ptr, stream);
+    flux::tools::fill_random(b.ptr, c.n * c.k, c.dtype, seed_of(c.seed, r, 2), 1.0f, stream);
+    flux::tools::fill_random(bias.ptr, c.n, c.dtype, seed_of(c.seed, r, 3), 1.0f, stream);
+    for (int s = 0; s < w; ++s) make_shard(c, w, s, static_cast<char*>(full.ptr) + size_t(s * (c.m / w) * c.k) * 2, stream);
+    std::vector<int32_t> idx(static_cast<size_t>(c.m));
+    for (int64_t i = 0; i < c.m; ++i) idx[static_cast<size_t>(i)] = static_cast<int32_t>(i);
+    FLUX_CUDA_CHECK(cudaMemcpyAsync(rows.ptr, idx.data(), idx.size() * 4, cudaMemcpyHostToDevice, stream));
+    flux::tools::reference_gemm_rows(c.dtype, c.layout, c.n, c.k, full.ptr, b.ptr, c.bias ? bias.ptr : nullptr,
+                                     static_cast<int32_t*>(rows.ptr), c.m, static_cast<double*>(ref.ptr), stream);
+    FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
+  flux::AgGemmArgs args() const {
+    flux::AgGemmArgs g;
+    g.a_shard = flux::TensorRef(shard.ptr, c.m / w, c.k, c.dtype);
+    g.b = c.layout == flux::WeightLayout::kNK ? flux::TensorRef(b.ptr, c.n, c.k, c.dtype) : flux::TensorRef(b.ptr, c.k, c.n, c.dtype);
+    if (c.bias) g.bias = flux::TensorRef(bias.ptr, 1, c.n, c.dtype);
+    g.out = flux::TensorRef(out.ptr, c.m, c.n, c.dtype);
+    return g;
+  }
+  void verify(const flux::TensorRef& gathered, const std::string& what, cudaStream_t stream) {
+    auto cr = flux::tools::compare_rows(c.dtype, c.n, out.ptr, static_cast<int32_t*>(rows.ptr), c.m,
+                                        static_cast<double*>(ref.ptr), stream);
+    check(cr.nonfinite == 0 && cr.global_rel < flux::tools::tolerance(c.dtype) && cr.max_row_rel < flux::tools::tolerance(c.dtype),
+          what + ": " + flux::tools::describe(cr));
+    std::vector<char> got(full.bytes), want(full.bytes);
+    FLUX_CUDA_CHECK(cudaMemcpy(got.data(), gathered.data, full.bytes, cudaMemcpyDeviceToHost));
+    FLUX_CUDA_CHECK(cudaMemcpy(want.data(), full.ptr, full.bytes, cudaMemcpyDeviceToHost));
+    check(gathered.rows == c.m && gathered.cols == c.k && got == want, what + ": gathered A differs from the shards");
+  }
+};
+
+std::vector<Case> make_cases(int world, uint64_t seed, int count, bool small) {
+  std::mt19937_64 rng(seed);
+  std::vector<Case> cases;
+  for (int i = 0; i < count; ++i) {
+    Case c;
+    int64_t rows = small ? 96 : std::uniform_int_distribution<int64_t>(1, 400)(rng);
+    if (i % 3 == 0 && !small) rows = 128 * std::uniform_int_distribution<int64_t>(1, 3)(rng);
+    c.m = rows * world;
+    c.n = small ? 256 : 8 * std::uniform_int_distribution<int64_t>(2, 160)(rng);
+    c.k = small ? 128 : 8 * std::uniform_int_distribution<int64_t>(1, 128)(rng);
+    c.dtype = (i % 2) ? flux::DType::kFP16 : flux::DType::kBF16;
+    c.layout = (i % 4 < 2) ? flux::WeightLayout::kNK : flux::WeightLayout::kKN;
+    c.bias = (i % 3) != 1;
+    c.seed = rng();
+    cases.push_back(c);
+  }
+  return cases;
+}
+
+std::vector<flux::AgGemmImpl> paths(flux::Communicator& comm) {
+  std::vector<flux::AgGemmImpl> p = {flux::AgGemmImpl::kFused, flux::AgGemmImpl::kSequential, flux::AgGemmImpl::kDecomposed};
+  if (!comm.shares_gpu()) p.push_back(flux::AgGemmImpl::kFusedCopyEngine);
+  return p;
+}
+
+void correctness(flux::Communicator& comm, const std::vector<Case>& cases, cudaStream_t stream) {
+  const int w = comm.world_size(), r = comm.rank();
+  for (const Case& c : cases) {
+    Job job(c, w, r, stream);
+    flux::AgGemmPlan plan(comm, flux::AgGemmDesc{c.m, c.n, c.k, c.dtype, c.layout});
+    for (flux::AgGemmImpl impl : paths(comm)) {
+      flux::tools::poison(job.out.ptr, c.m * c.n, stream);
+      flux::TensorRef gathered = plan.run(job.args(), stream, impl);
+      FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
+      plan.check_status();
+      job.verify(gathered, name(c) + " " + flux::to_string(impl), stream);
+    }
+    plan.release();
+  }
+}
+
+void loop(flux::Communicator& comm, cudaStream_t stream) {
+  const int w = comm.world_size(), r = comm.rank();
+  Case base{int64_t(256) * w, 384, 256, flux::DType::kBF16, flux::WeightLayout::kNK, true, 0};
+  flux::AgGemmPlan ag(comm, flux::AgGemmDesc{base.m, base.n, base.k, base.dtype, base.layout});
+  flux::GemmRsPlan rs(comm, flux::GemmRsDesc{base.m, 512, 128, base.dtype, base.layout});
+  Buffer rs_a(size_t(base.m * 128) * 2), rs_b(size_t(512 * 128) * 2), rs_out(size_t(base.m / w * 512) * 2);
+  flux::tools::fill_random(rs_a.ptr, base.m * 128, base.dtype, 11 + r, 1.0f, stream);
+  flux::tools::fill_random(rs_b.ptr, 512 * 128, base.dtype, 13 + r, 1.0f, stream);
+  flux::GemmRsArgs rs_args;
+  rs_args.a = flux::TensorRef(rs_a.ptr, base.m, 128, base.dtype);
+  rs_args.b = flux::TensorRef(rs_b.ptr, 512, 128, base.dtype);
+  rs_args.out = flux::TensorRef(rs_out.ptr, base.m / w, 512, base.dtype);
+  std::mt19937_64 rng(77);
+  std::vector<int> check_steps;
+  for (int i = 0; i < 10; ++i) check_steps.push_back(static_cast<int>(rng() % 1000));
+  int checked = 0;
+  Buffer shard(size_t(base.m / w * base.k) * 2), b(size_t(base.n * base.k) * 2), out(size_t(base.m * base.n) * 2);
+  flux::tools::fill_random(b.ptr, base.n * base.k, base.dtype, 3, 1.0f, stream);
+  for (int step = 0; step < 1000; ++step) {
+    Case c = base;
+    c.seed = uint64_t(5000 + step);
+    const bool do_check = std::find(check_steps.begin(), check_steps.end(), step) != check_steps.end();
+    if (do_check) {
+      Job job(c, w, r, stream);
+      flux::tools::poison(job.out.ptr, c.m * c.n, stream);
+      flux::TensorRef gathered = ag.run(job.args(), stream, flux::AgGemmImpl::kFused);
+      rs.run(rs_args, stream, flux::GemmRsImpl::kFused);
+      FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
+      ag.check_status();
+      rs.check_status();
+      job.verify(gathered, flux::detail::cat("loop step ", step), stream);
+      ++checked;
+    } else {
+      // Changing inputs without the reference: refill this rank's shard in place.
+      make_shard(c, w, r, shard.ptr, stream);
+      flux::AgGemmArgs g;
+      g.a_shard = flux::TensorRef(shard.ptr, base.m / w, base.k, base.dtype);
+      g.b = flux::TensorRef(b.ptr, base.n, base.k, base.dtype);
+      g.out = flux::TensorRef(out.ptr, base.m, base.n, base.dtype);
+      ag.run(g, stream, flux::AgGemmImpl::kFused);
+      rs.run(rs_args, stream, flux::GemmRsImpl::kFused);
+    }
+  }
+  FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
+  ag.check_status();
+  rs.check_status();
+  ag.release();
+  rs.release();
+  if (g_ok) std::printf("ag_gemm probe loop: ok (1000 AG+GEMM calls interleaved with GEMM+RS, %d checked)\n", checked);
+}
+
+template <class Fn>
+std::string invalid_argument_of(Fn&& fn) {
+  try {
+    fn();
+  } catch (const flux::InvalidArgument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+void bad_inputs(flux::Communicator& comm, cudaStream_t stream) {
+  const int w = comm.world_size(), r = comm.rank();
+  std::string e = invalid_argument_of([&] {
+    flux::AgGemmPlan plan(comm, flux::AgGemmDesc{int64_t(128) * w, 256, r == 1 ? 512 : 256, flux::DType::kBF16,
+                                                 flux::WeightLayout::kNK});
+  });
+  check(e.find("ranks disagree on ag_gemm plan") != std::string::npos, "differing plans: '" + e + "'");
+  Case c{int64_t(128) * w, 256, 256, flux::DType::kBF16, flux::WeightLayout::kNK, true, 9};
+  Job job(c, w, r, stream);
+  flux::AgGemmPlan plan(comm, flux::AgGemmDesc{c.m, c.n, c.k, c.dtype, c.layout});
+  auto good = job.args();
+  auto g = good;
+  g.b.dtype = flux::DType::kFP16;
+  e = invalid_argument_of([&] { plan.run(g, stream); });
+  check(e.find("B is ") != std::string::npos && e.find("fp16; expected") != std::string::npos, "wrong dtype: '" + e + "'");
+  g = good;
+  g.a_shard.data = static_cast<const char*>(job.shard.ptr) + 8;
+  e = invalid_argument_of([&] { plan.run(g, stream); });
+  check(e.find("not 16-byte aligned") != std::string::npos, "misaligned: '" + e + "'");
+  g = good;
+  g.out.rows = c.m / w;
+  e = invalid_argument_of([&] { plan.run(g, stream); });
+  check(e.find("out is ") != std::string::npos && e.find("expected " + std::to_string(c.m) + " x 256") != std::string::npos,
+        "wrong out shape: '" + e + "'");
+  g = good;
+  g.a_shard.rows = c.m;  // M = W x rows > max_m
+  e = invalid_argument_of([&] { plan.run(g, stream); });
+  check(e.find("max_m") != std::string::npos, "too many rows: '" + e + "'");
+  flux::tools::poison(job.out.ptr, c.m * c.n, stream);
+  flux::TensorRef gathered = plan.run(good, stream);
+  FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
+  plan.check_status();
+  job.verify(gathered, "after rejected calls", stream);
+  plan.release();
+  if (g_ok) std::printf("ag_gemm probe bad: ok\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "correctness";
+  try {
+    flux::Communicator comm;
+    g_rank = comm.rank();
+    cudaStream_t stream = nullptr;
+    FLUX_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    if (mode == "correctness") {
+      correctness(comm, make_cases(comm.world_size(), 31337, 12, false), stream);
+      if (g_ok) std::printf("ag_gemm probe correctness: ok (12 cases x %zu paths)\n", paths(comm).size());
+    } else if (mode == "small") {
+      correctness(comm, make_cases(comm.world_size(), 8, 1, true), stream);
+    } else if (mode == "loop") {
+      loop(comm, stream);
+    } else if (mode == "bad") {
+      bad_inputs(comm, stream);
+    } else {
+      std::printf("ag_gemm probe FAIL: unknown mode %s\n", mode.c_str());
+      return 2;
+    }
+    cudaStreamDestroy(stream);
+    std::printf("ag_gemm probe %s: rank %d of %d\n", g_ok ? "PASSED" : "FAILED", comm.rank(), comm.world_size());
+    return g_ok ? 0 : 1;
+  } catch (const std::exception& e) {
+    std::printf("ag_gemm probe FAIL rank %d: %s\n", g_rank, e.what());
+    return 1;
+  }
+}

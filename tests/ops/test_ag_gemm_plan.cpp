@@ -1,0 +1,62 @@
+// tests/ops/test_ag_gemm_plan.cpp — AG+GEMM planning without a GPU: the rule, the order (local shard
+// first, then the ring), the SM split of ranks sharing a GPU, the shards an M-block waits for.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "flux/ag_gemm.h"
+#include "src/ops/ag_gemm/ag_gemm_plan.h"
+
+namespace {
+
+TEST(AgGemmPlan, RuleAndReasons) {
+  std::string why;
+  EXPECT_EQ(flux::choose_ag_gemm_impl(4096, 6144, 12288, 1, false, &why), flux::AgGemmImpl::kFused);
+  EXPECT_NE(why.find("one rank"), std::string::npos) << why;
+  EXPECT_EQ(flux::choose_ag_gemm_impl(64, 256, 256, 4, false, &why), flux::AgGemmImpl::kSequential);
+  EXPECT_EQ(flux::choose_ag_gemm_impl(8192, 6144, 12288, 8, false, &why), flux::AgGemmImpl::kFused);
+  EXPECT_EQ(flux::parse_ag_gemm_impl("fused_ce"), flux::AgGemmImpl::kFusedCopyEngine);
+  EXPECT_THROW(flux::parse_ag_gemm_impl("nccl"), flux::InvalidArgument);
+}
+
+TEST(AgGemmPlan, OrderStartsAtTheLocalShard) {
+  flux::AgGemmDesc desc{16384, 6144, 12288, flux::DType::kBF16, flux::WeightLayout::kNK};
+  for (int w : {2, 3, 8}) {
+    for (int r = 0; r < w; ++r) {
+      auto L = flux::ops::plan_ag_gemm(1024 * w, desc, w, r, false, 1, 132, 8, flux::AgGemmImpl::kAuto);
+      EXPECT_EQ(L.order.segments, w);
+      EXPECT_EQ(L.order.first_segment, r);
+      EXPECT_EQ(L.order.segment_rows, 1024);
+      EXPECT_EQ(L.gather_sms, 8);
+      EXPECT_EQ(L.gemm_sms, 124);
+    }
+  }
+}
+
+TEST(AgGemmPlan, RanksSharingAGpuSplitItsSms) {
+  int gemm = 0, gather = 0;
+  flux::ops::ag_gemm_sm_split(132, 8, 8, &gemm, &gather);  // 16 SMs per rank: gather <= 4
+  EXPECT_EQ(gather, 4);
+  EXPECT_EQ(gemm, 12);
+  EXPECT_LE(8 * (gemm + gather), 132);
+  flux::ops::ag_gemm_sm_split(132, 1, 8, &gemm, &gather);
+  EXPECT_EQ(gather, 8);
+  EXPECT_EQ(gemm, 124);
+  flux::AgGemmDesc desc{4096, 1024, 512, flux::DType::kFP16, flux::WeightLayout::kKN};
+  try {
+    flux::ops::plan_ag_gemm(2048, desc, 2, 0, true, 2, 132, 8, flux::AgGemmImpl::kFusedCopyEngine);
+    FAIL() << "fused_ce accepted with ranks sharing a GPU";
+  } catch (const flux::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("one GPU per rank"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(flux::ops::plan_ag_gemm(2047, desc, 2, 0, false, 1, 132, 8, flux::AgGemmImpl::kAuto), flux::InvalidArgument);
+}
+
+TEST(AgGemmPlan, BlockShards) {
+  EXPECT_EQ(flux::ag_gemm_block_shards(1000, 4, 0, 128), 1);     // shards of 250 rows
+  EXPECT_EQ(flux::ag_gemm_block_shards(1000, 4, 128, 128), 2);   // rows 128..255: shards 0 and 1
+  EXPECT_EQ(flux::ag_gemm_block_shards(60, 6, 0, 64 - 4), 6);    // a block wider than every shard
+  EXPECT_THROW(flux::ag_gemm_block_shards(1000, 3, 0, 10), flux::InvalidArgument);
+}
+
+}  // namespace

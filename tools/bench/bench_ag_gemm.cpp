@@ -1,0 +1,230 @@
+// tools/bench/bench_ag_gemm.cpp — `flux-bench ag-gemm`, run as W ranks (flux-run -n W -- flux-bench ag-gemm).
+//
+// Per shape (M, N, K: the full layer; each rank holds M/W rows of A and multiplies all M rows by its
+// B_r [N/W, K]^T) and dtype, side by side in interleaved rounds on rotating input sets: flux (fused, SM
+// gather), flux_ce (fused, copy-engine gather; one GPU per rank only), sequential, decomposed,
+// cublas_gemm and gemm_core (the per-rank GEMM M x N/W x K alone) and nccl_comm (NCCL's all-gather
+// alone; one GPU per rank only). hidden = (cublas_gemm + nccl_comm - fused) / nccl_comm where known.
+// A row reports the slowest rank's median; the fused output is checked on sampled rows against fp64.
+// Default suite: DESIGN.md's full-layer AG+GEMM shapes, M in {1024, 2048, 4096, 8192, 16384},
+// N = 49152, K = 12288.
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "flux/ag_gemm.h"
+#include "flux/baseline/cublas_gemm.h"
+#include "src/common/check.h"
+#include "tools/bench/bench_ag_gemm.h"
+#include "tools/bench/bench_args.h"
+#include "tools/common/device_tools.h"
+#include "tools/common/json.h"
+#include "tools/common/timing.h"
+
+namespace flux::bench {
+
+namespace {
+
+struct Buffer {
+  void* ptr = nullptr;
+  explicit Buffer(size_t n) { FLUX_CUDA_CHECK(cudaMalloc(&ptr, n > 0 ? n : 16)); }
+  ~Buffer() { cudaFree(ptr); }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+};
+
+uint64_t input_seed(uint64_t base, int set, int rank, int what) {
+  return base * 2862933555777941757ull + uint64_t(set) * 1000003ull + uint64_t(rank) * 7919ull + uint64_t(what);
+}
+
+double worst_over_ranks(Communicator& comm, double mine, const char* label) {
+  auto all = comm.all_gather(std::string(reinterpret_cast<const char*>(&mine), sizeof(mine)), label);
+  double worst = 0;
+  for (const auto& blob : all) {
+    double v = 0;
+    std::memcpy(&v, blob.data(), sizeof(v));
+    worst = std::max(worst, v);
+  }
+  return worst;
+}
+
+}  // namespace
+
+int run_ag_gemm_bench(const std::vector<std::string>& argv, const std::string& command_line) {
+  Args args(argv, {"--dtypes", "--layout", "--shapes", "--warmup", "--iters", "--json", "--check-rows"}, {"--no-check"});
+  Communicator comm;
+  const int w = comm.world_size(), r = comm.rank();
+  std::vector<DType> dtypes;
+  for (const std::string& d : args.get_list("--dtypes", "bf16,fp16")) dtypes.push_back(parse_dtype(d));
+  const WeightLayout layout = parse_weight_layout(args.get("--layout", "nk"));
+  std::vector<Shape> shapes;
+  if (args.get("--shapes", "").empty()) {
+    for (int64_t m : {1024, 2048, 4096, 8192, 16384}) shapes.push_back({m, 49152, 12288, 0});
+  } else {
+    for (const std::string& s : args.get_list("--shapes", "")) shapes.push_back(parse_shape(s));
+  }
+  const int warmup = static_cast<int>(args.get_int("--warmup", 3));
+  const int iters = static_cast<int>(args.get_int("--iters", 20));
+  const int check_rows = static_cast<int>(args.get_int("--check-rows", 16));
+  const bool check = !args.flag("--no-check");
+  FLUX_CHECK_ARG(iters >= 20, "flux-bench ag-gemm: --iters ", iters, " (the project reports medians of >= 20)");
+  const DeviceLimits limits = query_device_limits(comm.device());
+  const bool nccl = comm.nccl_available();
+  const bool mps = std::getenv("CUDA_MPS_PIPE_DIRECTORY") != nullptr;
+  const std::string date = tools::utc_now_iso8601();
+  std::unique_ptr<std::ofstream> json;
+  if (r == 0 && !args.get("--json", "").empty()) {
+    json = std::make_unique<std::ofstream>(args.get("--json", ""), std::ios::out | std::ios::trunc);
+    FLUX_CHECK_ARG(json->good(), "flux-bench ag-gemm: cannot write --json ", args.get("--json", ""));
+  }
+  cudaStream_t stream = nullptr;
+  FLUX_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  if (r == 0) {
+    std::printf("flux-bench ag-gemm: W=%d on %s (%s%s)%s\n", w, limits.name.c_str(),
+                comm.shares_gpu() ? "ranks share a GPU" : "one GPU per rank", mps ? ", MPS" : "",
+                nccl ? "" : "; NCCL unavailable: no nccl_comm row, no hidden; no flux_ce");
+  }
+  int failures = 0;
+  for (DType dtype : dtypes) {
+    for (const Shape& shape : shapes) {
+      const int64_t m = shape.m, n = shape.n / w, k = shape.k, shard = m / w;
+      FLUX_CHECK_ARG(shape.n % w == 0 && m % w == 0, "flux-bench ag-gemm: shape ", m, "x", shape.n, "x", k,
+                     " (M and N must be multiples of W = ", w, ")");
+      const size_t es = dtype_size(dtype);
+      const int64_t set_bytes = (shard * k + n * k) * int64_t(es);
+      const int sets = static_cast<int>(std::clamp<int64_t>((2 * limits.l2_bytes + set_bytes - 1) / set_bytes + 1, 2, 8));
+      std::vector<std::unique_ptr<Buffer>> a, b;
+      for (int s = 0; s < sets; ++s) {
+        a.push_back(std::make_unique<Buffer>(size_t(shard * k) * es));
+        b.push_back(std::make_unique<Buffer>(size_t(n * k) * es));
+        tools::fill_random(a[s]->ptr, shard * k, dtype, input_seed(m, s, r, 1), 1.0f, stream);
+        tools::fill_random(b[s]->ptr, n * k, dtype, input_seed(m, s, r, 2), 1.0f, stream);
+      }
+      Buffer out(size_t(m * n) * es), full(size_t(m * k) * es);
+      AgGemmPlan plan(comm, AgGemmDesc{m, n, k, dtype, layout});
+      GemmPlan core(GemmDesc{n, k, dtype, layout});
+      CublasGemm cublas(GemmDesc{n, k, dtype, layout}, m, false);
+      GemmArgs g0;
+      g0.m = m;
+      g0.a = full.ptr;
+      g0.b = b[0]->ptr;
+      g0.c = out.ptr;
+      tools::fill_random(full.ptr, m * k, dtype, 1, 1.0f, stream);
+      cublas.tune(g0, stream, 3);
+      auto ag_args = [&](int set) {
+        AgGemmArgs x;
+        x.a_shard = TensorRef(a[set]->ptr, shard, k, dtype);
+        x.b = layout == WeightLayout::kNK ? TensorRef(b[set]->ptr, n, k, dtype) : TensorRef(b[set]->ptr, k, n, dtype);
+        x.out = TensorRef(out.ptr, m, n, dtype);
+        return x;
+      };
+      int call = 0;
+      auto next_set = [&] { return (call++) % sets; };
+      std::vector<tools::TimedRun> runs = {
+          {"flux", [&](int) { plan.run(ag_args(next_set()), stream, AgGemmImpl::kFused); }},
+          {"sequential", [&](int) { plan.run(ag_args(next_set()), stream, AgGemmImpl::kSequential); }},
+          {"decomposed", [&](int) { plan.run(ag_args(next_set()), stream, AgGemmImpl::kDecomposed); }},
+          {"cublas_gemm", [&](int) {
+             GemmArgs g = g0;
+             g.b = b[next_set()]->ptr;
+             cublas.run(g, stream);
+           }},
+          {"gemm_core", [&](int) {
+             GemmArgs g = g0;
+             g.b = b[next_set()]->ptr;
+             core.run(g, stream);
+           }},
+      };
+      if (!comm.shares_gpu() && w > 1) {
+        runs.push_back({"flux_ce", [&](int) { plan.run(ag_args(next_set()), stream, AgGemmImpl::kFusedCopyEngine); }});
+      }
+      if (nccl) {
+        runs.push_back({"nccl_comm", [&](int) {
+                          ncclResult_t rc = ncclAllGather(a[next_set()]->ptr, full.ptr, size_t(shard * k),
+                                                          dtype == DType::kBF16 ? ncclBfloat16 : ncclFloat16, comm.nccl(),
+                                                          stream);
+                          if (rc != ncclSuccess) throw CudaError(std::string("ncclAllGather: ") + ncclGetErrorString(rc));
+                        }});
+      }
+      comm.barrier("ag-gemm bench start");
+      auto times = tools::time_interleaved(runs, stream, warmup, iters);
+      plan.check_status();
+      std::vector<double> med(runs.size());
+      for (size_t i = 0; i < runs.size(); ++i) med[i] = worst_over_ranks(comm, tools::median(times[i]), "ag-gemm median");
+
+      std::optional<double> err;
+      if (check) {
+        plan.run(ag_args(0), stream, AgGemmImpl::kFused);
+        FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
+        plan.check_status();
+        // A = the concatenation of every rank's set-0 shard, regenerated from the seeds.
+        for (int s = 0; s < w; ++s) {
+          tools::fill_random(static_cast<char*>(full.ptr) + size_t(s * shard * k) * es, shard * k, dtype,
+                             input_seed(m, 0, s, 1), 1.0f, stream);
+        }
+        const int64_t count = std::min<int64_t>(m, check_rows);
+        std::vector<int32_t> rows;
+        std::mt19937_64 rng(uint64_t(m) * 17 + uint64_t(r));
+        for (int64_t i = 0; i < count; ++i) rows.push_back(static_cast<int32_t>(i == 0 ? 0 : (i == 1 ? m - 1 : int64_t(rng() % uint64_t(m)))));
+        Buffer d_rows(rows.size() * 4), ref(size_t(count * n) * 8);
+        FLUX_CUDA_CHECK(cudaMemcpy(d_rows.ptr, rows.data(), rows.size() * 4, cudaMemcpyHostToDevice));
+        tools::reference_gemm_rows(dtype, layout, n, k, full.ptr, b[0]->ptr, nullptr, static_cast<int32_t*>(d_rows.ptr), count,
+                                   static_cast<double*>(ref.ptr), stream);
+        tools::CompareResult cr = tools::compare_rows(dtype, n, out.ptr, static_cast<int32_t*>(d_rows.ptr), count,
+                                                      static_cast<double*>(ref.ptr), stream);
+        err = worst_over_ranks(comm, cr.nonfinite > 0 ? 1e30 : cr.max_row_rel, "ag-gemm err");
+        if (!(*err < tools::tolerance(dtype))) ++failures;
+      }
+      const double flops = 2.0 * double(m) * double(n) * double(k);
+      const double nccl_ms = nccl ? med.back() : 0.0;
+      auto hidden_of = [&](double fused_ms) -> std::optional<double> {
+        if (!nccl || nccl_ms <= 0) return std::nullopt;
+        return (med[3] + nccl_ms - fused_ms) / nccl_ms;
+      };
+      const AgGemmLayout L = plan.layout(m);
+      if (json) {
+        for (size_t i = 0; i < runs.size(); ++i) {
+          tools::JsonLine line;
+          line.add("op", "ag_gemm").add("impl", runs[i].name).add("dtype", to_string(dtype)).add("m", m).add("n", shape.n)
+              .add("k", k).add("world_size", w).add("median_ms", med[i]);
+          if (runs[i].name == "nccl_comm") {
+            line.add_null("tflops");
+          } else {
+            line.add("tflops", flops / med[i] / 1e9);  // per rank
+          }
+          line.add("max_rel_err", runs[i].name == "flux" ? err : std::nullopt).add("n_per_rank", n).add("layout", to_string(layout));
+          if (runs[i].name == "flux" || runs[i].name == "flux_ce") line.add("hidden", hidden_of(med[i]));
+          if (runs[i].name == "flux") line.add("gemm_sms", L.gemm_sms).add("gather_sms", L.gather_sms).add("rule", L.reason);
+          line.add("same_gpu", comm.shares_gpu()).add("mps", mps).add("iters", iters).add("gpu", limits.name).add("date", date)
+              .add("command", command_line);
+          *json << line.str() << "\n";
+        }
+        json->flush();
+      }
+      if (r == 0) {
+        std::printf("%ldx%ldx%ld %s:", long(m), long(shape.n), long(k), to_string(dtype));
+        for (size_t i = 0; i < runs.size(); ++i) std::printf(" %s %.3f", runs[i].name.c_str(), med[i]);
+        std::printf(" ms; path %s%s\n", to_string(L.impl), err && !(*err < tools::tolerance(dtype)) ? "  CHECK FAILED" : "");
+        std::fflush(stdout);
+      }
+      comm.barrier("ag-gemm shape done");
+      plan.release();
+    }
+  }
+  FLUX_CUDA_CHECK(cudaStreamDestroy(stream));
+  if (failures > 0) {
+    if (r == 0) std::printf("flux-bench ag-gemm: %d correctness checks FAILED\n", failures);
+    return 3;
+  }
+  return 0;
+}
+
+}  // namespace flux::bench
