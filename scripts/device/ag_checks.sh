@@ -4,27 +4,8 @@
 # GEMM+RS and AG+GEMM jobs), flux-bench ag-gemm at W = 1 on the 9 per-rank AG+GEMM shapes (the fused op
 # against the GEMM core alone), compute-sanitizer memcheck and racecheck of a small AG+GEMM at W = 2,
 # and flux-bench ag-gemm at W = 2 under MPS on two full-layer shapes (correctness of the bench path).
-set -uo pipefail
-bin="$1"; out="$2"
-mkdir -p "$out"
-status=0
-step() {  # step LOG TIMEOUT_S command...
-  local log="$1" limit="$2"; shift 2
-  echo "=== $log: $*" | tee -a "$out/$log"
-  local t0=$(date +%s)
-  timeout "$limit" "$@" >> "$out/$log" 2>&1
-  local rc=$?
-  echo "=== $log: rc=$rc in $(( $(date +%s) - t0 )) s" | tee -a "$out/$log"
-  tail -n 14 "$out/$log"
-  [ $rc -eq 0 ] || status=1
-}
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv > "$out/gpu.txt"
-cat "$out/gpu.txt"
-if ! ldd "$bin/flux-bench" | grep -q "libcublasLt.so.13 =>.*/"; then
-  lib=$(dirname "$(find / -name 'libcublasLt.so.13*' -not -path '/proc/*' 2>/dev/null | head -n 1)")
-  echo "libcublasLt.so.13 from $lib"; export LD_LIBRARY_PATH="$lib:${LD_LIBRARY_PATH:-}"
-fi
-export PATH="$bin:$PATH"
+source "$(dirname "$0")/common.sh" "$@"
+shift 2
 step gpu_tests.log 360 "$bin/flux_gpu_tests" --gtest_color=no ${GPU_TEST_FILTER:+--gtest_filter=$GPU_TEST_FILTER}
 ag_shapes=1024x24576x12288,1024x12288x12288,1024x6144x12288,4096x24576x12288,4096x12288x12288,4096x6144x12288,8192x24576x12288,8192x12288x12288,8192x6144x12288
 step bench.log 100 "$bin/flux-run" -n 1 -- "$bin/flux-bench" ag-gemm --shapes "$ag_shapes" --json "$out/ag_gemm_w1.jsonl"

@@ -6,27 +6,8 @@
 # (the fused op against the GEMM core alone), compute-sanitizer memcheck and racecheck of a small
 # GEMM+RS at W = 2, flux-bench gemm-rs at W = 2 under MPS on two full-layer shapes (correctness of the
 # bench path; two ranks on one GPU say nothing about NVLink speed) and flux-bench p2p under MPS.
-set -uo pipefail
-bin="$1"; out="$2"
-mkdir -p "$out"
-status=0
-step() {  # step LOG TIMEOUT_S command...
-  local log="$1" limit="$2"; shift 2
-  echo "=== $log: $*" | tee -a "$out/$log"
-  local t0=$(date +%s)
-  timeout "$limit" "$@" >> "$out/$log" 2>&1
-  local rc=$?
-  echo "=== $log: rc=$rc in $(( $(date +%s) - t0 )) s" | tee -a "$out/$log"
-  tail -n 14 "$out/$log"
-  [ $rc -eq 0 ] || status=1
-}
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv > "$out/gpu.txt"
-cat "$out/gpu.txt"
-if ! ldd "$bin/flux-bench" | grep -q "libcublasLt.so.13 =>.*/"; then
-  lib=$(dirname "$(find / -name 'libcublasLt.so.13*' -not -path '/proc/*' 2>/dev/null | head -n 1)")
-  echo "libcublasLt.so.13 from $lib"; export LD_LIBRARY_PATH="$lib:${LD_LIBRARY_PATH:-}"
-fi
-export PATH="$bin:$PATH"
+source "$(dirname "$0")/common.sh" "$@"
+shift 2
 step gpu_tests.log 330 "$bin/flux_gpu_tests" --gtest_color=no ${GPU_TEST_FILTER:+--gtest_filter=$GPU_TEST_FILTER}
 step bench.log 120 "$bin/flux-bench" gemm --json "$out/gemm.jsonl" --attribution
 rs_shapes=1024x12288x24576,1024x12288x12288,1024x12288x6144,4096x12288x24576,4096x12288x12288,4096x12288x6144,8192x12288x24576,8192x12288x12288,8192x12288x6144

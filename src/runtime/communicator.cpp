@@ -10,6 +10,7 @@
 #include "flux/knobs.h"
 #include "flux/runtime.h"
 #include "src/common/check.h"
+#include "src/common/nccl_check.h"
 #include "src/runtime/rendezvous.h"
 
 namespace flux {
@@ -38,15 +39,6 @@ std::string uuid_hex(const cudaUUID_t& uuid) {
   }
   return out;
 }
-
-#define FLUX_NCCL_CHECK(call)                                                                                    \
-  do {                                                                                                           \
-    ncclResult_t flux_nccl_ = (call);                                                                            \
-    if (flux_nccl_ != ncclSuccess && flux_nccl_ != ncclInProgress) {                                             \
-      throw ::flux::CudaError(::flux::detail::cat(__FILE__, ":", __LINE__, ": ", #call, " failed: ",             \
-                                                  ncclGetErrorString(flux_nccl_)));                              \
-    }                                                                                                            \
-  } while (0)
 
 }  // namespace
 

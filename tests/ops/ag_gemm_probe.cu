@@ -33,14 +33,7 @@ void check(bool cond, const std::string& what) {
   }
 }
 
-struct Buffer {
-  void* ptr = nullptr;
-  size_t bytes = 0;
-  explicit Buffer(size_t n) : bytes(n) { FLUX_CUDA_CHECK(cudaMalloc(&ptr, n > 0 ? n : 16)); }
-  ~Buffer() { cudaFree(ptr); }
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-};
+using Buffer = flux::tools::DeviceBuffer;
 
 struct Case {
   int64_t m, n, k;  // m: all ranks' rows; n: per rank

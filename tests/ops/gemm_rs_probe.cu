@@ -36,14 +36,7 @@ void check(bool cond, const std::string& what) {
   }
 }
 
-struct Buffer {
-  void* ptr = nullptr;
-  size_t bytes = 0;
-  explicit Buffer(size_t n) : bytes(n) { FLUX_CUDA_CHECK(cudaMalloc(&ptr, n > 0 ? n : 16)); }
-  ~Buffer() { cudaFree(ptr); }
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-};
+using Buffer = flux::tools::DeviceBuffer;
 
 __global__ void add_into(double* acc, const double* x, int64_t count, bool first) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x) {

@@ -4,7 +4,6 @@
 // Skips with a message without an sm_90 GPU.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <string>
 #include <tuple>
 
@@ -13,31 +12,13 @@
 
 namespace {
 
-void run_probe(int world, bool mps, const std::string& mode) {
-  const std::string launcher = flux::testing::sibling_binary("flux-run", FLUX_RUN_PATH);
-  const std::string probe = flux::testing::sibling_binary("flux_ag_gemm_probe", FLUX_AG_GEMM_PROBE_PATH);
-  std::vector<std::string> argv = {launcher, "-n", std::to_string(world), "--timeout", "400"};
-  if (mps) argv.push_back("--mps");
-  argv.insert(argv.end(), {"--", probe, mode});
-  auto r = flux::testing::run_process(argv, {{"FLUX_WAIT_TIMEOUT_MS", "20000"}, {"FLUX_RDZV_TIMEOUT_MS", "120000"}}, 450);
-  ASSERT_EQ(r.exit_code, 0) << "W=" << world << (mps ? " MPS " : " time-sliced ") << mode << "\n" << r.output;
-  for (int rank = 0; rank < world; ++rank) {
-    EXPECT_NE(r.output.find("ag_gemm probe PASSED: rank " + std::to_string(rank) + " of " + std::to_string(world)),
-              std::string::npos)
-        << r.output;
-  }
-  std::printf("%s", r.output.c_str());
-}
-
 class AgGemmGpu : public ::testing::TestWithParam<std::tuple<int, bool, std::string>> {};
 
 TEST_P(AgGemmGpu, ProbeJob) {
   FLUX_REQUIRE_GPU();
   auto [world, mps, mode] = GetParam();
-  if (mps && std::system("command -v nvidia-cuda-mps-control > /dev/null 2>&1") != 0) {
-    GTEST_SKIP() << "MPS test skipped: nvidia-cuda-mps-control is not on PATH";
-  }
-  run_probe(world, mps, mode);
+  flux::testing::run_probe_job(flux::testing::sibling_binary("flux_ag_gemm_probe", FLUX_AG_GEMM_PROBE_PATH), world, mps, mode,
+                               "ag_gemm probe", {{"FLUX_WAIT_TIMEOUT_MS", "20000"}, {"FLUX_RDZV_TIMEOUT_MS", "120000"}});
 }
 
 INSTANTIATE_TEST_SUITE_P(

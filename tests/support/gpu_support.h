@@ -35,20 +35,7 @@ inline std::string why_no_gpu() {
     if (!flux_why_.empty()) GTEST_SKIP() << "GPU test skipped: " << flux_why_;  \
   } while (0)
 
-struct DeviceBuffer {
-  void* ptr = nullptr;
-  size_t bytes = 0;
-  explicit DeviceBuffer(size_t n) : bytes(n) { FLUX_CUDA_CHECK(cudaMalloc(&ptr, n > 0 ? n : 16)); }
-  ~DeviceBuffer() {
-    if (ptr) cudaFree(ptr);
-  }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  template <class T>
-  T* as() const {
-    return static_cast<T*>(ptr);
-  }
-};
+using tools::DeviceBuffer;
 
 // Inputs, output and fp64 reference of one GEMM problem, all rows checked.
 struct GemmProblem {

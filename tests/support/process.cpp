@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <gtest/gtest.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -131,6 +133,25 @@ std::string sibling_binary(const std::string& name, const std::string& fallback)
     if (::access(candidate.c_str(), X_OK) == 0) return candidate;
   }
   return fallback;
+}
+
+void run_probe_job(const std::string& probe, int world, bool mps, const std::string& mode, const std::string& marker,
+                   const std::vector<std::pair<std::string, std::string>>& env) {
+  if (mps && std::system("command -v nvidia-cuda-mps-control > /dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "MPS test skipped: nvidia-cuda-mps-control is not on PATH";
+  }
+  const std::string launcher = sibling_binary("flux-run", FLUX_RUN_PATH);
+  std::vector<std::string> argv = {launcher, "-n", std::to_string(world), "--timeout", "400"};
+  if (mps) argv.push_back("--mps");
+  argv.insert(argv.end(), {"--", probe, mode});
+  ProcessResult r = run_process(argv, env, 450);
+  ASSERT_EQ(r.exit_code, 0) << "W=" << world << (mps ? " MPS " : " time-sliced ") << mode << "\n" << r.output;
+  for (int rank = 0; rank < world; ++rank) {
+    EXPECT_NE(r.output.find(marker + " PASSED: rank " + std::to_string(rank) + " of " + std::to_string(world)),
+              std::string::npos)
+        << r.output;
+  }
+  std::printf("%s", r.output.c_str());
 }
 
 }  // namespace flux::testing

@@ -22,6 +22,12 @@ std::vector<ProcessResult> run_processes(const std::vector<std::vector<std::stri
                                          const std::vector<std::vector<std::pair<std::string, std::string>>>& envs,
                                          double timeout_s);
 
+// Runs `probe mode` as a `world`-rank job under flux-run (with --mps when asked; the test skips when
+// nvidia-cuda-mps-control is missing) and expects exit 0 and "<marker> PASSED: rank r of W" from every
+// rank (gtest assertions; use inside a TEST).
+void run_probe_job(const std::string& probe, int world, bool mps, const std::string& mode, const std::string& marker,
+                   const std::vector<std::pair<std::string, std::string>>& env);
+
 // A loopback TCP port that was free a moment ago (bind to port 0, read it back, close).
 int free_tcp_port();
 

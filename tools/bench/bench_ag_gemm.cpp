@@ -23,8 +23,10 @@
 #include "flux/ag_gemm.h"
 #include "flux/baseline/cublas_gemm.h"
 #include "src/common/check.h"
+#include "src/common/nccl_check.h"
 #include "tools/bench/bench_ag_gemm.h"
 #include "tools/bench/bench_args.h"
+#include "tools/bench/bench_ranks.h"
 #include "tools/common/device_tools.h"
 #include "tools/common/json.h"
 #include "tools/common/timing.h"
@@ -33,27 +35,10 @@ namespace flux::bench {
 
 namespace {
 
-struct Buffer {
-  void* ptr = nullptr;
-  explicit Buffer(size_t n) { FLUX_CUDA_CHECK(cudaMalloc(&ptr, n > 0 ? n : 16)); }
-  ~Buffer() { cudaFree(ptr); }
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-};
+using Buffer = flux::tools::DeviceBuffer;
 
 uint64_t input_seed(uint64_t base, int set, int rank, int what) {
   return base * 2862933555777941757ull + uint64_t(set) * 1000003ull + uint64_t(rank) * 7919ull + uint64_t(what);
-}
-
-double worst_over_ranks(Communicator& comm, double mine, const char* label) {
-  auto all = comm.all_gather(std::string(reinterpret_cast<const char*>(&mine), sizeof(mine)), label);
-  double worst = 0;
-  for (const auto& blob : all) {
-    double v = 0;
-    std::memcpy(&v, blob.data(), sizeof(v));
-    worst = std::max(worst, v);
-  }
-  return worst;
 }
 
 }  // namespace
@@ -148,17 +133,16 @@ int run_ag_gemm_bench(const std::vector<std::string>& argv, const std::string& c
       }
       if (nccl) {
         runs.push_back({"nccl_comm", [&](int) {
-                          ncclResult_t rc = ncclAllGather(a[next_set()]->ptr, full.ptr, size_t(shard * k),
-                                                          dtype == DType::kBF16 ? ncclBfloat16 : ncclFloat16, comm.nccl(),
-                                                          stream);
-                          if (rc != ncclSuccess) throw CudaError(std::string("ncclAllGather: ") + ncclGetErrorString(rc));
+                          FLUX_NCCL_CHECK(ncclAllGather(a[next_set()]->ptr, full.ptr, size_t(shard * k),
+                                                        dtype == DType::kBF16 ? ncclBfloat16 : ncclFloat16, comm.nccl(),
+                                                        stream));
                         }});
       }
       comm.barrier("ag-gemm bench start");
       auto times = tools::time_interleaved(runs, stream, warmup, iters);
       plan.check_status();
       std::vector<double> med(runs.size());
-      for (size_t i = 0; i < runs.size(); ++i) med[i] = worst_over_ranks(comm, tools::median(times[i]), "ag-gemm median");
+      for (size_t i = 0; i < runs.size(); ++i) med[i] = max_over_ranks(comm, tools::median(times[i]), "ag-gemm median");
 
       std::optional<double> err;
       if (check) {
@@ -180,7 +164,7 @@ int run_ag_gemm_bench(const std::vector<std::string>& argv, const std::string& c
                                    static_cast<double*>(ref.ptr), stream);
         tools::CompareResult cr = tools::compare_rows(dtype, n, out.ptr, static_cast<int32_t*>(d_rows.ptr), count,
                                                       static_cast<double*>(ref.ptr), stream);
-        err = worst_over_ranks(comm, cr.nonfinite > 0 ? 1e30 : cr.max_row_rel, "ag-gemm err");
+        err = max_over_ranks(comm, cr.nonfinite > 0 ? 1e30 : cr.max_row_rel, "ag-gemm err");
         if (!(*err < tools::tolerance(dtype))) ++failures;
       }
       const double flops = 2.0 * double(m) * double(n) * double(k);

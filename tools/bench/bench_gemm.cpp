@@ -36,15 +36,7 @@ namespace flux::bench {
 
 namespace {
 
-struct DeviceBuffer {
-  void* ptr = nullptr;
-  explicit DeviceBuffer(size_t bytes) { FLUX_CUDA_CHECK(cudaMalloc(&ptr, bytes)); }
-  ~DeviceBuffer() {
-    if (ptr) cudaFree(ptr);
-  }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-};
+using tools::DeviceBuffer;
 
 std::vector<Shape> default_suite() {
   // DESIGN.md "Measuring": per-rank GEMMs of AG+GEMM (M x 49152/tp x 12288) and GEMM+RS (M x 12288 x 49152/tp).

@@ -24,7 +24,9 @@
 #include "flux/baseline/cublas_gemm.h"
 #include "flux/gemm_rs.h"
 #include "src/common/check.h"
+#include "src/common/nccl_check.h"
 #include "tools/bench/bench_args.h"
+#include "tools/bench/bench_ranks.h"
 #include "tools/bench/bench_gemm_rs.h"
 #include "tools/common/device_tools.h"
 #include "tools/common/json.h"
@@ -34,13 +36,7 @@ namespace flux::bench {
 
 namespace {
 
-struct Buffer {
-  void* ptr = nullptr;
-  explicit Buffer(size_t n) { FLUX_CUDA_CHECK(cudaMalloc(&ptr, n > 0 ? n : 16)); }
-  ~Buffer() { cudaFree(ptr); }
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-};
+using Buffer = flux::tools::DeviceBuffer;
 
 uint64_t input_seed(uint64_t base, int set, int rank, int what) {
   return base * 6364136223846793005ull + uint64_t(set) * 1000003ull + uint64_t(rank) * 7919ull + uint64_t(what);
@@ -141,10 +137,9 @@ int run_gemm_rs_bench(const std::vector<std::string>& argv, const std::string& c
       };
       if (nccl) {
         runs.push_back({"nccl_comm", [&](int) {
-                          ncclResult_t rc = ncclReduceScatter(partial.ptr, recv.ptr, size_t(seg * n),
-                                                              dtype == DType::kBF16 ? ncclBfloat16 : ncclFloat16, ncclSum,
-                                                              comm.nccl(), stream);
-                          if (rc != ncclSuccess) throw CudaError(std::string("ncclReduceScatter: ") + ncclGetErrorString(rc));
+                          FLUX_NCCL_CHECK(ncclReduceScatter(partial.ptr, recv.ptr, size_t(seg * n),
+                                                            dtype == DType::kBF16 ? ncclBfloat16 : ncclFloat16, ncclSum,
+                                                            comm.nccl(), stream));
                         }});
       }
       comm.barrier("gemm-rs bench start");
@@ -153,15 +148,7 @@ int run_gemm_rs_bench(const std::vector<std::string>& argv, const std::string& c
       // The slowest rank's median for each implementation.
       std::vector<double> med(runs.size());
       for (size_t i = 0; i < runs.size(); ++i) {
-        double mine = tools::median(times[i]);
-        auto all = comm.all_gather(std::string(reinterpret_cast<const char*>(&mine), sizeof(mine)), "gemm-rs median");
-        double worst = 0;
-        for (const auto& blob : all) {
-          double v = 0;
-          std::memcpy(&v, blob.data(), sizeof(v));
-          worst = std::max(worst, v);
-        }
-        med[i] = worst;
+        med[i] = max_over_ranks(comm, tools::median(times[i]), "gemm-rs median");
       }
       // Check the fused output on sampled rows against fp64 from every rank's inputs (set 0).
       std::optional<double> err;
@@ -194,16 +181,8 @@ int run_gemm_rs_bench(const std::vector<std::string>& argv, const std::string& c
         FLUX_CUDA_CHECK(cudaMemcpy(ref.ptr, total.data(), total.size() * 8, cudaMemcpyHostToDevice));
         tools::CompareResult cr = tools::compare_rows(dtype, n, out.ptr, static_cast<int32_t*>(d_local.ptr), count,
                                                       static_cast<double*>(ref.ptr), stream);
-        double mine = cr.nonfinite > 0 ? 1e30 : cr.max_row_rel;
-        auto all = comm.all_gather(std::string(reinterpret_cast<const char*>(&mine), sizeof(mine)), "gemm-rs err");
-        double worst = 0;
-        for (const auto& blob : all) {
-          double v = 0;
-          std::memcpy(&v, blob.data(), sizeof(v));
-          worst = std::max(worst, v);
-        }
-        err = worst;
-        if (!(worst < tools::tolerance(dtype))) ++failures;
+        err = max_over_ranks(comm, cr.nonfinite > 0 ? 1e30 : cr.max_row_rel, "gemm-rs err");
+        if (!(*err < tools::tolerance(dtype))) ++failures;
       }
       const double flops = 2.0 * double(m) * double(n) * double(k);
       const double nccl_ms = nccl ? med.back() : 0.0;

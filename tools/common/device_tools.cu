@@ -153,6 +153,11 @@ int grid_for(int64_t count) {
 
 }  // namespace
 
+DeviceBuffer::DeviceBuffer(size_t n) : bytes(n) { FLUX_CUDA_CHECK(cudaMalloc(&ptr, n > 0 ? n : 16)); }
+DeviceBuffer::~DeviceBuffer() {
+  if (ptr) cudaFree(ptr);
+}
+
 void fill_random(void* data, int64_t count, DType dtype, uint64_t seed, float scale, cudaStream_t stream) {
   if (dtype == DType::kBF16) {
     fill_random_kernel<<<grid_for(count), 256, 0, stream>>>(static_cast<__nv_bfloat16*>(data), count, seed, scale);

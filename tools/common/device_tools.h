@@ -13,6 +13,20 @@
 
 namespace flux::tools {
 
+// cudaMalloc'ed bytes, freed on scope exit (benchmarks, probes and tests).
+struct DeviceBuffer {
+  void* ptr = nullptr;
+  size_t bytes = 0;
+  explicit DeviceBuffer(size_t n);
+  ~DeviceBuffer();
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  template <class T>
+  T* as() const {
+    return static_cast<T*>(ptr);
+  }
+};
+
 // Uniform values in [-scale, scale], a counter-based hash of (seed, index): reproducible, never zero
 // everywhere. `count` elements of `dtype`.
 void fill_random(void* data, int64_t count, DType dtype, uint64_t seed, float scale, cudaStream_t stream);

@@ -24,21 +24,13 @@
 #include "flux/baseline/cublas_gemm.h"
 #include "flux/knobs.h"
 #include "src/common/check.h"
+#include "src/common/nccl_check.h"
 #include "src/ops/ag_gemm/ag_gather.h"
 #include "src/ops/ag_gemm/ag_gemm_plan.h"
 
 namespace flux {
 
 namespace {
-
-#define FLUX_NCCL_CHECK(call)                                                                                  \
-  do {                                                                                                         \
-    ncclResult_t flux_nccl_ = (call);                                                                          \
-    if (flux_nccl_ != ncclSuccess) {                                                                           \
-      throw ::flux::CudaError(::flux::detail::cat(__FILE__, ":", __LINE__, ": ", #call, " failed: ",           \
-                                                  ncclGetErrorString(flux_nccl_)));                            \
-    }                                                                                                          \
-  } while (0)
 
 constexpr int kMinBlockRows = 64;  // the smallest tile_m of the GEMM core's configs
 

@@ -23,6 +23,7 @@
 #include "flux/gemm_rs.h"
 #include "flux/knobs.h"
 #include "src/common/check.h"
+#include "src/common/nccl_check.h"
 #include "src/ops/gemm_rs/gemm_rs_plan.h"
 #include "src/ops/gemm_rs/gemm_rs_reduce.h"
 
@@ -32,15 +33,6 @@ namespace {
 
 constexpr int kSequentialTile = 128;  // tile grid of the unfused paths' flags
 constexpr int kMaxChunks = 64;
-
-#define FLUX_NCCL_CHECK(call)                                                                                  \
-  do {                                                                                                         \
-    ncclResult_t flux_nccl_ = (call);                                                                          \
-    if (flux_nccl_ != ncclSuccess) {                                                                           \
-      throw ::flux::CudaError(::flux::detail::cat(__FILE__, ":", __LINE__, ": ", #call, " failed: ",           \
-                                                  ncclGetErrorString(flux_nccl_)));                            \
-    }                                                                                                          \
-  } while (0)
 
 ncclDataType_t nccl_type(DType d) { return d == DType::kBF16 ? ncclBfloat16 : ncclFloat16; }
 

@@ -1,0 +1,26 @@
+# scripts/device/common.sh — sourced by the scripts/device/*_checks.sh scripts (BIN_DIR OUT_DIR in $1 $2).
+# Sets bin, out and status, defines step(), records the GPU's state and finds cuBLASLt when the loader
+# does not (binaries built on the Debian build machine link it dynamically).
+set -uo pipefail
+bin="$1"; out="$2"
+mkdir -p "$out"
+status=0
+step() {  # step LOG TIMEOUT_S command...   (appends to OUT/LOG, prints its tail, remembers a failure)
+  local log="$1" limit="$2"; shift 2
+  echo "=== $log: $*" | tee -a "$out/$log"
+  local t0
+  t0=$(date +%s)
+  timeout "$limit" "$@" >> "$out/$log" 2>&1
+  local rc=$?
+  echo "=== $log: rc=$rc in $(( $(date +%s) - t0 )) s" | tee -a "$out/$log"
+  tail -n 14 "$out/$log"
+  [ $rc -eq 0 ] || status=1
+}
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv > "$out/gpu.txt"
+cat "$out/gpu.txt"
+if ! ldd "$bin/flux-bench" | grep -q "libcublasLt.so.13 =>.*/"; then
+  lib=$(dirname "$(find / -name 'libcublasLt.so.13*' -not -path '/proc/*' 2>/dev/null | head -n 1)")
+  echo "libcublasLt.so.13 from $lib"
+  export LD_LIBRARY_PATH="$lib:${LD_LIBRARY_PATH:-}"
+fi
+export PATH="$bin:$PATH"
