@@ -36,5 +36,5 @@ else
   run flux-run -n 2 --mps --timeout 600 -- flux-bench ag-gemm --shapes "$ag_shapes" --dtypes "$dtypes" --json "$out/ag_gemm_w2_one_gpu.jsonl"
   run flux-run -n 1 --timeout 600 -- python3 "$here/torch_async_tp.py" --m "$ms" --dtypes "$dtypes" --json "$out/torch_tp1.jsonl"
 fi
-run python3 "$here/plot.py" "$out/speedup.png" "$out"/gemm_rs_*.jsonl "$out"/ag_gemm_*.jsonl
+run python3 "$here/plot.py" "$out/speedup.png" "$out"/gemm_rs_*.jsonl "$out"/ag_gemm_*.jsonl "$out"/torch_*.jsonl
 exit $status
