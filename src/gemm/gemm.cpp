@@ -11,6 +11,7 @@
 #include "flux/error.h"
 #include "flux/knobs.h"
 #include "src/common/check.h"
+#include "src/common/device_guard.h"
 #include "src/gemm/gemm_config.h"
 #include "src/gemm/gemm_launch.h"
 
@@ -181,13 +182,9 @@ GemmPlan::GemmPlan(const GemmDesc& desc, const GemmOptions& options) : impl_(std
     p.kernels.push_back(info);
     p.max_active_clusters.push_back(clusters);
   }
-  int previous = 0;
-  FLUX_CUDA_CHECK(cudaGetDevice(&previous));
-  FLUX_CUDA_CHECK(cudaSetDevice(p.limits.device));
-  cudaError_t err = cudaMalloc(reinterpret_cast<void**>(&p.status), sizeof(DeviceStatus));
-  if (err == cudaSuccess) err = cudaMemset(p.status, 0, sizeof(DeviceStatus));
-  (void)cudaSetDevice(previous);
-  FLUX_CUDA_CHECK(err);
+  detail::DeviceGuard guard(p.limits.device);
+  FLUX_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&p.status), sizeof(DeviceStatus)));
+  FLUX_CUDA_CHECK(cudaMemset(p.status, 0, sizeof(DeviceStatus)));
 }
 
 GemmPlan::~GemmPlan() {

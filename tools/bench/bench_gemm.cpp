@@ -144,11 +144,10 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
       segmented_options.order.first_segment = 1;
       GemmPlan segmented_plan(desc, segmented_options);
       const GemmSelection sel = plan.select(m);
-      const GemmSelection hsel = sel;
-      DeviceBuffer wait_flags(size_t(hsel.tiles_m) * sizeof(uint32_t));
-      FLUX_CUDA_CHECK(cudaMemsetAsync(wait_flags.ptr, 0x01, size_t(hsel.tiles_m) * sizeof(uint32_t), stream));  // released
-      DeviceBuffer publish_flags(size_t(hsel.tiles_m * hsel.tiles_n) * sizeof(uint32_t));
-      FLUX_CUDA_CHECK(cudaMemsetAsync(publish_flags.ptr, 0, size_t(hsel.tiles_m * hsel.tiles_n) * sizeof(uint32_t), stream));
+      DeviceBuffer wait_flags(size_t(sel.tiles_m) * sizeof(uint32_t));
+      FLUX_CUDA_CHECK(cudaMemsetAsync(wait_flags.ptr, 0x01, size_t(sel.tiles_m) * sizeof(uint32_t), stream));  // released
+      DeviceBuffer publish_flags(size_t(sel.tiles_m * sel.tiles_n) * sizeof(uint32_t));
+      FLUX_CUDA_CHECK(cudaMemsetAsync(publish_flags.ptr, 0, size_t(sel.tiles_m * sel.tiles_n) * sizeof(uint32_t), stream));
 
       auto gemm_args = [&](int set) {
         GemmArgs g;
@@ -209,9 +208,9 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
       results[0].raster = raster_name(sel.raster);
       results[0].swizzle = sel.swizzle;
       results[1].impl = "flux_hooks";
-      results[1].config = hsel.config.name;
-      results[1].raster = raster_name(hsel.raster);
-      results[1].swizzle = hsel.swizzle;
+      results[1].config = sel.config.name;
+      results[1].raster = raster_name(sel.raster);
+      results[1].swizzle = sel.swizzle;
       results[2].impl = "cublas";
       results[2].algo = cublas.candidate_name(cublas.chosen());
       verify(results[0], [&] { plan.run(gemm_args(0), stream); });
@@ -233,9 +232,9 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
         for (const char* name : names) {
           Measured r;
           r.impl = name;
-          r.config = hsel.config.name;
-          r.raster = raster_name(hsel.raster);
-          r.swizzle = hsel.swizzle;
+          r.config = sel.config.name;
+          r.raster = raster_name(sel.raster);
+          r.swizzle = sel.swizzle;
           results.push_back(r);
         }
         runs.push_back({"flux_order", [&](int) { segmented_plan.run(gemm_args(next_set()), stream); }});

@@ -26,6 +26,7 @@
 #include "cutlass/gemm/kernel/gemm_universal.hpp"
 #include "cutlass/util/packed_stride.hpp"
 #include "src/common/check.h"
+#include "src/common/device_guard.h"
 #include "src/gemm/gemm_launch.h"
 #include "src/gemm/kernel/hooked_collectives.cuh"
 #include "src/gemm/kernel/ordered_tile_scheduler.cuh"
@@ -96,21 +97,6 @@ struct Sm90Gemm {
   static_assert(Kernel::SharedStorageSize <= 227 * 1024, "GEMM core config exceeds the sm_90 shared-memory budget");
 };
 
-// Restores the caller's current device on scope exit.
-class DeviceGuard {
- public:
-  explicit DeviceGuard(int device) {
-    FLUX_CUDA_CHECK(cudaGetDevice(&previous_));
-    if (previous_ != device) FLUX_CUDA_CHECK(cudaSetDevice(device));
-  }
-  ~DeviceGuard() { (void)cudaSetDevice(previous_); }
-  DeviceGuard(const DeviceGuard&) = delete;
-  DeviceGuard& operator=(const DeviceGuard&) = delete;
-
- private:
-  int previous_ = 0;
-};
-
 template <class Kernel>
 cudaLaunchConfig_t cluster_launch_config(dim3 grid, cudaLaunchAttribute* attribute, cudaStream_t stream, int cm,
                                          int cn) {
@@ -134,7 +120,7 @@ template <DType kDType, WeightLayout kLayout, ConfigId kConfig>
 KernelInfo sm90_gemm_prepare(int device) {
   using G = kernel::Sm90Gemm<kDType, kLayout, kConfig>;
   using Kernel = typename G::Kernel;
-  kernel::DeviceGuard guard(device);
+  detail::DeviceGuard guard(device);
   auto* entry = &cutlass::device_kernel<Kernel>;
   FLUX_CUDA_CHECK(cudaFuncSetAttribute(entry, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                        static_cast<int>(Kernel::SharedStorageSize)));
