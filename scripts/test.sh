@@ -3,6 +3,6 @@
 # skip with a message and the CPU tests (and the install test) run and must pass.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/setup.sh
-./scripts/build.sh
+./scripts/setup.sh --tests
+FLUX_BUILD_TESTS=ON ./scripts/build.sh
 ctest --test-dir "${FLUX_BUILD_DIR:-build}" --output-on-failure

@@ -14,15 +14,20 @@
 //                 visits the local shard's tiles first, then the ring, and its producer waits on the
 //                 flag of each M-block before loading it (the core's wait-before-load);
 //   kFusedCopyEngine  the same with the copy engine moving the shards (cudaMemcpyAsync on a side stream,
-//                 stream-ordered flag writes after each shard): only when every rank has its own GPU (a
-//                 same-GPU device-to-device copy needs an SM, which the waiting GEMM holds);
+//                 one-CTA flag kernels around each shard on an SM the GEMM leaves free): only when every
+//                 rank has its own GPU (a same-GPU device-to-device copy needs an SM, which the waiting
+//                 GEMM holds);
 //   kSequential   all-gather (NCCL's with one GPU per rank, Flux's gather kernel otherwise), then cuBLASLt;
 //   kDecomposed   per-shard copies with one cuBLASLt GEMM per shard on alternating streams (torch async-TP).
 // kAuto picks by a rule (choose_ag_gemm_impl, reasons there); FLUX_AG_GEMM_IMPL overrides it.
 // Ranks sharing a GPU split its SMs between them for the fused paths (every rank's GEMM and gather
 // are then resident at once, so no rank's waiting GEMM can starve another's gather).
-// Collective: every rank builds the plan with the same description (checked) and calls run() in the
-// same order. run() does not synchronize the host.
+// Collective: every rank builds the plan with the same description (checked on the values every rank
+// resolved, knobs included) and calls run() in the same order. run() does not synchronize the host.
+// CUDA graphs: every path may be captured and replayed any number of times (inputs rewritten in place
+// between replays), mixed with eager calls: per-call state lives on the device (op_runtime.h).
+// Fail-stop: after a timeout or a peer's failure every later run() of any plan on the communicator
+// throws the first failure (Communicator::check_fault).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -53,6 +58,7 @@ struct AgGemmOptions {
   AgGemmImpl impl = AgGemmImpl::kAuto;  // kAuto: FLUX_AG_GEMM_IMPL, then the rule
   int32_t gather_sms = 0;               // fused: SMs of the gather kernel; 0 = FLUX_AG_GEMM_GATHER_SMS
   GemmOptions gemm;                     // GEMM core options (config, wait timeout, ...)
+  uint32_t initial_epoch = 1;           // the first call's epoch (tests start near 2^32 to cross the wrap)
 };
 
 struct AgGemmArgs {

@@ -11,7 +11,7 @@
 //   (a) tile order  — GemmOptions::order: the persistent scheduler visits tiles in that order
 //                     (flux/tile_order.h), e.g. rank r starting at segment r of W;
 //   (b) wait-before-load — GemmArgs::wait: the producer loads the rows of M-block i only after
-//                     flags[i] >= value (acquire, bounded by the wait timeout);
+//                     flags[i] has reached value (acquire, bounded by the wait timeout);
 //   (c) publish-after-store — GemmArgs::publish: once a tile of C is written, its flag is released
 //                     (or its M-block counter bumped) so another agent can consume it.
 // M-blocks are select(m).tile_m rows; tiles are select(m).tile_m x select(m).tile_n.
@@ -86,8 +86,16 @@ struct GemmOptions {
 // (b) wait-before-load.
 struct GemmWait {
   const uint32_t* flags = nullptr;  // device memory, select(m).tiles_m flags, one per M-block
-  uint32_t value = 1;               // M-block i is loaded once flags[i] >= value (epoch counter)
+  uint32_t value = 1;               // M-block i is loaded once flags[i] has reached value (epoch counter,
+                                    // compared wrap-safe: int32(flags[i] - value) >= 0)
+  // If set, the value is read from this device word when the kernel waits, instead of `value`: a
+  // per-call epoch that advances on the device keeps CUDA-graph replays right (a captured `value` is
+  // replayed unchanged).
+  const uint32_t* value_ptr = nullptr;
   int32_t peer = -1;                // reported in timeout errors: who should have set the flags
+  // Where a timeout is recorded: a communicator's fault domain (fused ops pass theirs, so the failure
+  // poisons every rank), or, with fault.local null, the plan's own record (GemmPlan::check_status).
+  FaultDomain fault{};
 };
 
 enum class PublishMode : int32_t {
@@ -101,6 +109,7 @@ struct GemmPublish {
   PublishMode mode = PublishMode::kNone;
   uint32_t* flags = nullptr;  // device memory: tiles_m * tiles_n (kTileFlag) or tiles_m (kBlockCounter)
   uint32_t value = 1;
+  const uint32_t* value_ptr = nullptr;  // kTileFlag: if set, the value stored is read from this device word
 };
 
 struct GemmArgs {
@@ -129,6 +138,9 @@ class GemmPlan {
 
   const GemmDesc& desc() const;
   const DeviceLimits& device_limits() const;
+  // The options as resolved from GemmOptions and the knobs (config, raster, swizzle, SM limit, wait
+  // timeout): fused ops compare it across ranks at plan build.
+  std::string resolved_options() const;
   GemmSelection select(int64_t m) const;
 
   // Validates args (InvalidArgument, nothing launched), then launches on `stream`.

@@ -22,9 +22,13 @@
 // kAuto picks by a rule on shape and W (choose_gemm_rs_impl, reasons there); FLUX_GEMM_RS_IMPL or
 // GemmRsOptions::impl override it. W = 1 runs the GEMM core straight into out for every path.
 //
-// Collective: every rank builds the plan with the same description (checked: differing plans fail on
-// every rank with the difference named) and calls run() in the same order. run() does not
-// synchronize the host.
+// Collective: every rank builds the plan with the same description (checked on the values every rank
+// resolved, knobs included: differing plans fail on every rank with the difference named) and calls
+// run() in the same order. run() does not synchronize the host.
+// CUDA graphs: every path may be captured and replayed any number of times (inputs rewritten in place
+// between replays), mixed with eager calls: per-call state lives on the device (op_runtime.h).
+// Fail-stop: after a timeout or a peer's failure every later run() of any plan on the communicator
+// throws the first failure (Communicator::check_fault).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -57,6 +61,7 @@ struct GemmRsOptions {
   int32_t col_bands = 0;                // fused: N bands of the tile order; 0 = auto (B band + accumulator in L2)
   int32_t decomposed_chunks = 0;        // decomposed: column chunks; 0 = 4
   GemmOptions gemm;                     // GEMM core options (config, wait timeout, ...)
+  uint32_t initial_epoch = 1;           // the first call's epoch (tests start near 2^32 to cross the wrap)
 };
 
 struct GemmRsArgs {

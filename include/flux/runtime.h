@@ -8,7 +8,13 @@
 //                 buffer mapped into every rank through CUDA IPC (peers on the same GPU or on other
 //                 GPUs over NVLink), plus a device array of the peer pointers.
 //   SignalSet     `count` 32-bit flags per rank in a SymmetricBuffer: device set (release, system
-//                 scope) / wait (acquire, bounded), stream-ordered host set / wait, a device barrier.
+//                 scope) / wait (acquire, bounded), a per-call epoch that advances on the device (CUDA
+//                 graph replays advance it too), epoch signals and waits on a stream, a device barrier.
+//
+// Fail-stop: a communicator is one fault domain (flux/device_status.h). The first failure — a device
+// wait of any of its plans that expired here or on a peer, or a host-side failure such as an NCCL error
+// — poisons it: every rank's waits stop, and check_fault(), which every plan's run() calls first,
+// throws that first failure on every later call until the communicator is rebuilt.
 //
 // W ranks are W processes (flux-run or torchrun starts them). They may share a GPU (several ranks per
 // GPU run concurrently under MPS; DESIGN.md). Every wait on another rank is bounded: by
@@ -82,6 +88,20 @@ class Communicator {
   bool nccl_available() const;
   const std::string& nccl_unavailable_reason() const;
   ncclComm* nccl() const;  // throws Unsupported with the reason when unavailable
+  // Waits, against FLUX_RDZV_TIMEOUT_MS, until the NCCL call that returned `result` has completed
+  // (non-blocking communicator: see communicator.cpp for NCCL's rules); on an error or the deadline it
+  // records the failure (check_fault) and throws it. `what` names the call.
+  void nccl_complete(int result, const char* what);
+
+  // Fail-stop (see above). check_fault() throws the first failure (TimeoutError for an expired wait,
+  // Error otherwise) and returns quietly while there is none; it reads a host-mapped mirror of the
+  // device record and never synchronizes. After a stream synchronize, sync_fault() also reads the
+  // device record itself (a peer's poison that no wait of this rank has seen yet), then check_fault().
+  void check_fault() const;
+  void sync_fault();
+  bool has_fault() const;
+  void set_fault(const std::string& what, bool timeout = false);  // first failure wins
+  FaultDomain fault_domain() const;  // the device side (local == nullptr for a host-only communicator)
 
  private:
   struct Impl;
@@ -116,10 +136,18 @@ class SymmetricBuffer {
   void free_local();
 };
 
+// A range of 32-bit device flags (see SignalSet::barrier_on_stream).
+struct FlagRange {
+  uint32_t* flags = nullptr;
+  int64_t count = 0;
+};
+
 class SignalSet {
  public:
-  // Collective: `count` flags per rank, all zero.
-  SignalSet(Communicator& comm, int count, const std::string& label);
+  // Collective: `count` flags per rank. The per-call epoch starts at initial_epoch - 1 (the first
+  // barrier_on_stream makes it initial_epoch) and every flag holds initial_epoch - 1; tests start near
+  // 2^32 to check the wrap (flags compare wrap-safe, src/device/signal.cuh).
+  SignalSet(Communicator& comm, int count, const std::string& label, uint32_t initial_epoch = 1);
   ~SignalSet();
   void release();  // collective
 
@@ -128,26 +156,37 @@ class SignalSet {
   uint32_t* peer(int rank) const;   // `rank`'s flags, mapped here
   uint32_t* const* device_peers() const;
 
-  // Stream-ordered, no SM: peer's flag[index] = value (cuStreamWriteValue32, after prior work on
-  // `stream`); this rank's flag[index] >= value before later work (cuStreamWaitValue32). The host
-  // wait is bounded by a watchdog: if the flag is not raised within the wait timeout, the watchdog
-  // releases the stream and check_status() throws TimeoutError naming rank, peer and signal.
+  // The per-call epoch, a device word: barrier_on_stream() advances it; every kernel of the call reads
+  // it there (never a host copy), so CUDA-graph replays, eager calls and replays on other streams all
+  // see the epoch of their own call.
+  const uint32_t* epoch() const;
+
+  // Device barrier across ranks on `stream` (one CTA): advances the epoch to e, sets every flag of
+  // `refresh` to e - 1 (a plan's flags are then never more than one call behind, which keeps the
+  // wrap-safe compare exact forever), raises this rank's slot on every peer to e and waits, bounded,
+  // until every peer has raised its slot here to e. The plan's flags for call e must be read by peers
+  // only after their barrier of call e (true of every op: the barrier is the first thing of a call).
+  void barrier_on_stream(cudaStream_t stream, const FlagRange* refresh = nullptr, int refresh_count = 0);
+  // Epoch signals (one small kernel each, after prior work on `stream`): set flag[index] = epoch on
+  // every rank (this one included; the consumer then polls its own memory); wait until this rank's
+  // flag[index] has reached the epoch, bounded from when the GPU reaches the wait (a timeout names
+  // this rank, `expected_from_peer` and the signal, and poisons the fault domain).
+  void set_epoch_on_stream(int index, cudaStream_t stream);
+  void wait_epoch_on_stream(int index, int expected_from_peer, cudaStream_t stream);
+
+  // With caller-chosen values (not per-call state: a captured value replays unchanged):
+  // peer's flag[index] = value (cuStreamWriteValue32, no SM); wait until this rank's flag[index] has
+  // reached value (a one-thread kernel, bounded from when the GPU reaches it).
   void set_on_stream(int peer, int index, uint32_t value, cudaStream_t stream);
   void wait_on_stream(int index, uint32_t value, int expected_from_peer, cudaStream_t stream);
-  // Like wait_on_stream, on `peer`'s flag[index] (raised by the peer on its own flags).
-  void wait_peer_on_stream(int peer, int index, uint32_t value, cudaStream_t stream);
-  // Stream-ordered write of this rank's own flag, or of any device word (e.g. a local flag array the
-  // GEMM core waits on), after prior work on `stream`.
+  // Stream-ordered write of any device word (cuStreamWriteValue32), after prior work on `stream`.
   void write_on_stream(uint32_t* address, uint32_t value, cudaStream_t stream);
 
-  // Device barrier across ranks on `stream` (one warp): each rank raises its slot on every peer, then
-  // waits for every peer's slot, bounded; epochs make it reusable without resets.
-  void barrier_on_stream(cudaStream_t stream);
-
-  // Device-side status of this set's kernels (waits record rank, peer, signal, expected and seen).
+  // The communicator's fault record (device waits record rank, peer, signal, expected and seen there).
   DeviceStatus* device_status() const;
+  FaultDomain fault_domain() const;
   uint64_t wait_timeout_ns() const;
-  // After the stream has been synchronized: throws TimeoutError if any wait of this set expired.
+  // After the stream has been synchronized: throws the communicator's first failure, if any.
   void check_status();
 
   struct Impl;  // (src/runtime/signal_set.cu)

@@ -21,10 +21,31 @@ constexpr size_t kWorkspaceBytes = size_t(64) << 20;  // cuBLAS asks for >= 32 M
 cudaDataType_t cuda_type(DType dtype) { return dtype == DType::kBF16 ? CUDA_R_16BF : CUDA_R_16F; }
 }  // namespace
 
+struct CublasWorkspace::Impl {
+  cublasLtHandle_t lt = nullptr;
+  cublasHandle_t blas = nullptr;
+  void* workspace = nullptr;
+  ~Impl() {
+    if (lt) cublasLtDestroy(lt);
+    if (blas) cublasDestroy(blas);
+    if (workspace) cudaFree(workspace);
+  }
+};
+
+CublasWorkspace::CublasWorkspace() : impl_(std::make_unique<Impl>()) {
+  FLUX_CUDA_CHECK(cudaMalloc(&impl_->workspace, kWorkspaceBytes));
+  FLUX_CUBLAS_CHECK(cublasLtCreate(&impl_->lt));
+  FLUX_CUBLAS_CHECK(cublasCreate(&impl_->blas));
+  FLUX_CUBLAS_CHECK(cublasSetWorkspace(impl_->blas, impl_->workspace, kWorkspaceBytes));
+}
+
+CublasWorkspace::~CublasWorkspace() = default;
+
 struct CublasGemm::Impl {
   GemmDesc desc;
   int64_t m = 0;
   bool with_bias = false;
+  std::unique_ptr<CublasWorkspace> own;  // unless a shared workspace was given
   cublasLtHandle_t lt = nullptr;
   cublasHandle_t blas = nullptr;
   cublasLtMatmulDesc_t op = nullptr;
@@ -40,14 +61,11 @@ struct CublasGemm::Impl {
     if (layout_a) cublasLtMatrixLayoutDestroy(layout_a);
     if (layout_b) cublasLtMatrixLayoutDestroy(layout_b);
     if (op) cublasLtMatmulDescDestroy(op);
-    if (lt) cublasLtDestroy(lt);
-    if (blas) cublasDestroy(blas);
-    if (workspace) cudaFree(workspace);
   }
 };
 
 CublasGemm::CublasGemm(const GemmDesc& desc, int64_t m, bool with_bias, int max_lt_algorithms, int64_t ldb,
-                       int64_t ldc)
+                       int64_t ldc, const CublasWorkspace* shared)
     : impl_(std::make_unique<Impl>()) {
   validate_gemm_desc(desc);
   FLUX_CHECK_ARG(m >= 1, "flux cublas gemm: M = ", m, " (expected >= 1)");
@@ -65,10 +83,13 @@ CublasGemm::CublasGemm(const GemmDesc& desc, int64_t m, bool with_bias, int max_
   FLUX_CHECK_ARG(p.ldb >= (nk ? k : n) && p.ldc >= n && p.ldb % 8 == 0 && p.ldc % 8 == 0, "flux cublas gemm: ldb ",
                  p.ldb, " / ldc ", p.ldc, " (expected multiples of 8, at least the packed strides)");
 
-  FLUX_CUDA_CHECK(cudaMalloc(&p.workspace, kWorkspaceBytes));
-  FLUX_CUBLAS_CHECK(cublasLtCreate(&p.lt));
-  FLUX_CUBLAS_CHECK(cublasCreate(&p.blas));
-  FLUX_CUBLAS_CHECK(cublasSetWorkspace(p.blas, p.workspace, kWorkspaceBytes));
+  if (shared == nullptr) {
+    p.own = std::make_unique<CublasWorkspace>();
+    shared = p.own.get();
+  }
+  p.lt = shared->impl().lt;
+  p.blas = shared->impl().blas;
+  p.workspace = shared->impl().workspace;
 
   FLUX_CUBLAS_CHECK(cublasLtMatmulDescCreate(&p.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   cublasOperation_t transa = nk ? CUBLAS_OP_T : CUBLAS_OP_N, transb = CUBLAS_OP_N;

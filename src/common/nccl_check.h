@@ -1,5 +1,10 @@
-// src/common/nccl_check.h — FLUX_NCCL_CHECK(call): an NCCL call; throws flux::CudaError
-// "<file>:<line>: <call> failed: <NCCL's error string>". ncclInProgress (non-blocking init) is not an error.
+// src/common/nccl_check.h — NCCL return codes.
+//   FLUX_NCCL_CHECK(call)        an NCCL call outside a communicator's life (version, unique id, init):
+//                                throws flux::CudaError "<file>:<line>: <call> failed: <NCCL's error>";
+//                                ncclInProgress (non-blocking init, polled by the caller) is not an error.
+//   FLUX_NCCL_CALL(comm, call)   a call on a Communicator's (non-blocking) NCCL communicator: polled to
+//                                completion against the deadline, failures poison the communicator
+//                                (Communicator::nccl_complete, which quotes NCCL's rules).
 #pragma once
 
 #include <nccl.h>
@@ -14,3 +19,5 @@
                                                   ncclGetErrorString(flux_nccl_)));                            \
     }                                                                                                          \
   } while (0)
+
+#define FLUX_NCCL_CALL(comm, call) (comm).nccl_complete(static_cast<int>(call), #call)

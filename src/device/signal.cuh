@@ -2,12 +2,17 @@
 //
 // Assumptions: flags are 32-bit words in device memory (local, or a peer's mapped through CUDA IPC /
 // peer access), written and read at system scope so that peers on other GPUs and other processes
-// on the same GPU observe them. Flags are epoch counters: a waiter asks for `flag >= value`, so
-// nothing needs resetting between calls as long as each call raises the value it waits for.
+// on the same GPU observe them. Flags are epoch counters: a waiter asks for "flag has reached value",
+// compared wrap-safe (int32(flag - value) >= 0), so 32-bit epochs may wrap: that is exact as long as
+// no flag lags the awaited value by 2^31 or more, which the ops guarantee by refreshing every flag of a
+// plan once per call (SignalSet::barrier_on_stream).
 //
-// Every wait is bounded: wait_flag_geq() gives up after `timeout_ns` of %globaltimer time, records
-// what it waited for in the DeviceStatus (first failure wins) and returns false. Once a status has
-// failed, every later wait returns false at once, so a kernel whose peer never arrives finishes.
+// Every wait is bounded: wait_flag_geq() gives up after `timeout_ns` of %globaltimer time counted from
+// when the waiting thread starts to wait (not from when the host enqueued it), records what it waited
+// for in its rank's DeviceStatus and every peer's (first failure wins on each: the fault domain,
+// flux/device_status.h) and in the host-mapped mirror, and returns false. Once a status has failed,
+// every later wait returns false at once, so a kernel whose peer never arrives finishes. No wait ever
+// writes the flag it waits on (or a peer's) to unblock itself.
 #pragma once
 
 #include <cstdint>
@@ -56,47 +61,97 @@ __device__ __forceinline__ void bulk_store_wait_all() {
   asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
 }
 
+// True once `seen` has reached `value` (wrap-safe: see the file comment).
+__device__ __forceinline__ bool flag_reached(uint32_t seen, uint32_t value) {
+  return static_cast<int32_t>(seen - value) >= 0;
+}
+
 __device__ __forceinline__ bool status_failed(const DeviceStatus* status) {
   return *reinterpret_cast<volatile const uint32_t*>(&status->failed) != 0u;
 }
 
-__device__ __noinline__ inline void record_timeout(WaitContext const& ctx, const uint32_t* flag, int32_t index,
-                                                   uint32_t expected, uint32_t seen, uint64_t waited_ns) {
-  DeviceStatus* s = ctx.status;
-  // First failure wins: claim the record through flag_addr, then fill it; `failed` is set last
-  // (after a fence) so a host that sees failed != 0 sees the whole record.
-  if (atomicCAS(reinterpret_cast<unsigned long long*>(&s->flag_addr), 0ull,
-                static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(flag))) == 0ull) {
-    s->expected = expected;
-    s->seen = seen;
-    s->index = index;
-    s->rank = ctx.rank;
-    s->peer = ctx.peer;
-    s->waited_ns = waited_ns;
+// Claims `s` for the failure described by `r` (first failure wins, through flag_addr) and fills it;
+// `failed` is set last, after a system fence, so whoever sees failed != 0 sees the whole record. `s` may
+// be a peer's record (mapped through CUDA IPC): system-scope atomics.
+__device__ __forceinline__ void claim_and_fill(DeviceStatus* s, const DeviceStatus& r) {
+  if (atomicCAS_system(reinterpret_cast<unsigned long long*>(&s->flag_addr), 0ull,
+                       static_cast<unsigned long long>(r.flag_addr)) == 0ull) {
+    volatile DeviceStatus* v = s;
+    v->expected = r.expected;
+    v->seen = r.seen;
+    v->index = r.index;
+    v->rank = r.rank;
+    v->peer = r.peer;
+    v->waited_ns = r.waited_ns;
     __threadfence_system();
-    atomicExch(&s->failed, static_cast<uint32_t>(ctx.site));
-  } else {
-    // Someone else is recording; make sure every other wait stops even before it finishes.
-    atomicCAS(&s->failed, 0u, static_cast<uint32_t>(ctx.site));
+    atomicExch_system(&s->failed, r.failed);
   }
+  // else: an earlier failure owns the record and sets `failed` once it is complete.
 }
 
-// Spin (one thread) until *flag >= value. Returns true on success; false on timeout or when the
-// status already records a failure (the caller then skips the guarded work's dependency but must
-// keep the kernel's own pipelines flowing so that it finishes).
+// Copies the rank's (final) record into the host-mapped mirror once. Plain stores: host memory may not
+// support device atomics; every writer copies the same final record, so concurrent copies agree.
+__device__ __forceinline__ void mirror_status(WaitContext const& ctx) {
+  if (ctx.mirror == nullptr) return;
+  volatile DeviceStatus* m = ctx.mirror;
+  if (m->failed != 0u) return;
+  volatile const DeviceStatus* s = ctx.status;  // failed != 0 implies a complete record (claim_and_fill)
+  if (s->failed == 0u) return;
+  m->flag_addr = s->flag_addr;
+  m->expected = s->expected;
+  m->seen = s->seen;
+  m->index = s->index;
+  m->rank = s->rank;
+  m->peer = s->peer;
+  m->waited_ns = s->waited_ns;
+  __threadfence_system();
+  m->failed = s->failed;
+}
+
+__device__ __noinline__ inline void record_timeout(WaitContext const& ctx, const uint32_t* flag, int32_t index,
+                                                   uint32_t expected, uint32_t seen, uint64_t waited_ns) {
+  DeviceStatus r{};
+  r.failed = static_cast<uint32_t>(ctx.site);
+  r.expected = expected;
+  r.seen = seen;
+  r.index = index;
+  r.rank = ctx.rank;
+  r.peer = ctx.peer;
+  r.waited_ns = waited_ns;
+  r.flag_addr = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(flag));
+  claim_and_fill(ctx.status, r);
+  // Poison every peer's record of the fault domain, so its waits stop now rather than at their own
+  // timeouts (and its later calls fail with this first failure).
+  if (ctx.peers != nullptr) {
+    for (int32_t p = 0; p < ctx.world; ++p) {
+      if (ctx.peers[p] != nullptr && ctx.peers[p] != ctx.status) claim_and_fill(ctx.peers[p], r);
+    }
+  }
+  mirror_status(ctx);
+}
+
+// Spin (one thread) until *flag has reached value (wrap-safe). Returns true on success; false on
+// timeout or when the fault domain already records a failure (the caller then skips the guarded work's
+// dependency but must keep the kernel's own pipelines flowing so that it finishes).
 __device__ __forceinline__ bool wait_flag_geq(const uint32_t* flag, uint32_t value, int32_t index,
                                               WaitContext const& ctx) {
   uint32_t seen = ld_acquire_sys(flag);
-  if (seen >= value) return true;  // fast path: one load
-  if (status_failed(ctx.status)) return false;
+  if (flag_reached(seen, value)) return true;  // fast path: one load
+  if (status_failed(ctx.status)) {
+    mirror_status(ctx);
+    return false;
+  }
   uint64_t start = globaltimer_ns();
   uint32_t spins = 0;
   while (true) {
     seen = ld_acquire_sys(flag);
-    if (seen >= value) return true;
+    if (flag_reached(seen, value)) return true;
     if ((++spins & 63u) == 0u) {
       uint64_t waited = globaltimer_ns() - start;
-      if (status_failed(ctx.status)) return false;
+      if (status_failed(ctx.status)) {
+        mirror_status(ctx);  // poisoned by a peer (or another wait here): stop, and tell the host
+        return false;
+      }
       if (waited > ctx.timeout_ns) {
         record_timeout(ctx, flag, index, value, seen, waited);
         return false;

@@ -96,6 +96,11 @@ void validate_gemm_args(const GemmDesc& desc, const GemmArgs& args) {
   }
   FLUX_CHECK_ARG((reinterpret_cast<uintptr_t>(args.wait.flags) & 3u) == 0, "flux gemm: wait flags ", args.wait.flags,
                  " are not 4-byte aligned (expected uint32_t flags)");
+  FLUX_CHECK_ARG((reinterpret_cast<uintptr_t>(args.wait.value_ptr) & 3u) == 0 &&
+                     (reinterpret_cast<uintptr_t>(args.publish.value_ptr) & 3u) == 0,
+                 "flux gemm: wait / publish value_ptr is not 4-byte aligned (expected a uint32_t device word)");
+  FLUX_CHECK_ARG(args.publish.value_ptr == nullptr || args.publish.mode == PublishMode::kTileFlag,
+                 "flux gemm: publish value_ptr is only used by PublishMode::kTileFlag");
   switch (args.publish.mode) {
     case PublishMode::kNone:
       FLUX_CHECK_ARG(args.publish.flags == nullptr, "flux gemm: publish flags given with PublishMode::kNone "
@@ -194,6 +199,13 @@ GemmPlan::GemmPlan(GemmPlan&&) noexcept = default;
 GemmPlan& GemmPlan::operator=(GemmPlan&&) noexcept = default;
 
 const GemmDesc& GemmPlan::desc() const { return impl_->desc; }
+
+std::string GemmPlan::resolved_options() const {
+  const Impl& p = *impl_;
+  return detail::cat("config=", p.forced_config >= 0 ? gemm_configs()[p.forced_config].name : "auto", " raster=",
+                     p.raster == Raster::kAuto ? "auto" : (p.raster == Raster::kRowMajor ? "row" : "col"),
+                     " swizzle=", p.swizzle, " max_sms=", p.options.max_sms, " wait_timeout_ns=", p.timeout_ns);
+}
 const DeviceLimits& GemmPlan::device_limits() const { return impl_->limits; }
 DeviceStatus* GemmPlan::device_status() const { return impl_->status; }
 
@@ -246,16 +258,21 @@ void GemmPlan::run(const GemmArgs& args, cudaStream_t stream) const {
   if (args.wait.flags != nullptr) {
     launch.wait.flags = args.wait.flags;
     launch.wait.value = args.wait.value;
+    launch.wait.value_ptr = args.wait.value_ptr;
     launch.wait.tiles_m = static_cast<int32_t>(sel.tiles_m);
-    launch.wait.ctx.status = p.status;
-    launch.wait.ctx.timeout_ns = p.timeout_ns;
-    launch.wait.ctx.site = WaitSite::kGemmWaitBeforeLoad;
-    launch.wait.ctx.rank = p.options.rank;
-    launch.wait.ctx.peer = args.wait.peer;
+    FaultDomain fault = args.wait.fault;
+    if (fault.local == nullptr) {
+      fault = FaultDomain{};
+      fault.local = p.status;
+      fault.rank = p.options.rank;
+    }
+    launch.wait.ctx = device::make_wait_context(fault, p.timeout_ns, WaitSite::kGemmWaitBeforeLoad, args.wait.peer);
+    if (launch.wait.ctx.rank < 0) launch.wait.ctx.rank = p.options.rank;
   }
   if (args.publish.mode != PublishMode::kNone) {
     launch.publish.flags = args.publish.flags;
     launch.publish.value = args.publish.value;
+    launch.publish.value_ptr = args.publish.value_ptr;
     launch.publish.mode = args.publish.mode == PublishMode::kTileFlag ? gemm::kernel::kPublishTileFlag
                                                                       : gemm::kernel::kPublishBlockCounter;
     launch.publish.tiles_m = static_cast<int32_t>(sel.tiles_m);

@@ -3,8 +3,11 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
+#include <mutex>
 #include <thread>
 
 #include "flux/knobs.h"
@@ -51,9 +54,45 @@ struct Communicator::Impl {
   bool shares_gpu = false;
   ncclComm_t nccl = nullptr;
   std::string nccl_reason = "the communicator was built without NCCL (CommunicatorOptions::init_nccl = false)";
+  // Fault domain: every rank's DeviceStatus in symmetric memory, and a host-mapped mirror of this rank's.
+  std::unique_ptr<SymmetricBuffer> fault_records;
+  DeviceStatus* mirror = nullptr;         // host address (cudaHostAllocMapped)
+  DeviceStatus* mirror_device = nullptr;  // its device address
+  mutable std::mutex mu;
+  std::string host_fault;  // first host-side failure (or a device one already turned into text)
+  bool host_fault_is_timeout = false;
 
   ~Impl() {
+    fault_records.reset();
+    if (mirror) cudaFreeHost(mirror);
     if (nccl) ncclCommDestroy(nccl);
+  }
+
+  // The first failure, as text ("" while there is none), from the host record or the mirror.
+  std::string first_fault(bool* timeout) const {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!host_fault.empty()) {
+      *timeout = host_fault_is_timeout;
+      return host_fault;
+    }
+    if (mirror != nullptr) {
+      DeviceStatus copy{};
+      const volatile DeviceStatus* m = mirror;
+      if (m->failed != 0u) {
+        std::atomic_thread_fence(std::memory_order_acquire);
+        copy.failed = m->failed;
+        copy.expected = m->expected;
+        copy.seen = m->seen;
+        copy.index = m->index;
+        copy.rank = m->rank;
+        copy.peer = m->peer;
+        copy.waited_ns = m->waited_ns;
+        copy.flag_addr = m->flag_addr;
+        *timeout = true;
+        return describe_device_status(copy);
+      }
+    }
+    return "";
   }
 
   void init_nccl() {
@@ -164,6 +203,11 @@ Communicator::Communicator(const CommunicatorOptions& o) : impl_(std::make_uniqu
       if (p.uuids[other] == p.uuids[peer]) p.shares_gpu = true;
     }
   }
+  // The fault domain (before NCCL, whose failures it records).
+  p.fault_records = std::make_unique<SymmetricBuffer>(*this, sizeof(DeviceStatus), "fault records");
+  FLUX_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&p.mirror), sizeof(DeviceStatus), cudaHostAllocMapped));
+  std::memset(static_cast<void*>(p.mirror), 0, sizeof(DeviceStatus));
+  FLUX_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&p.mirror_device), p.mirror, 0));
   if (o.init_nccl && p.world > 1) {
     p.nccl_reason.clear();
     p.init_nccl();
@@ -212,6 +256,103 @@ const std::string& Communicator::nccl_unavailable_reason() const { return impl_-
 ncclComm* Communicator::nccl() const {
   if (!impl_->nccl) throw Unsupported("flux communicator: NCCL is unavailable: " + impl_->nccl_reason);
   return impl_->nccl;
+}
+
+// The communicator is non-blocking (created with config.blocking = 0 so that initialization is bounded).
+// NCCL's documented rules for such communicators ("Fault Tolerance" / non-blocking communicators in the
+// NCCL user guide, 2.14 and later): any NCCL call on it may return ncclInProgress, which means the call
+// has not finished (for a collective: it may not even be enqueued on the stream yet); the application
+// must poll ncclCommGetAsyncError(comm, &state) until state is no longer ncclInProgress, and may make
+// the next NCCL call on that communicator only once it is ncclSuccess; any other state is an error,
+// after which the communicator must be aborted (ncclCommAbort). So every call here is polled to
+// completion before run() goes on, which also keeps the stream order the caller expects (work queued
+// after run() returns comes after the collective). Never run: NCCL refuses two ranks on one GPU.
+void Communicator::nccl_complete(int result, const char* what) {
+  Impl& p = *impl_;
+  auto fail = [&](const std::string& why, bool timeout) {
+    set_fault(why, timeout);
+    if (p.nccl) {
+      (void)ncclCommAbort(p.nccl);
+      p.nccl = nullptr;
+      p.nccl_reason = "aborted after: " + why;
+    }
+    check_fault();
+    throw Error(why);  // unreachable: check_fault throws the fault just set (or an earlier one)
+  };
+  ncclResult_t state = static_cast<ncclResult_t>(result);
+  if (state != ncclSuccess && state != ncclInProgress) {
+    fail(detail::cat("flux communicator: rank ", p.rank, ": ", what, " failed: ", ncclGetErrorString(state)), false);
+  }
+  if (p.nccl == nullptr) return;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(p.timeout_ms);
+  while (true) {
+    ncclResult_t q = ncclCommGetAsyncError(p.nccl, &state);
+    if (q != ncclSuccess) state = q;
+    if (state == ncclSuccess) return;
+    if (state != ncclInProgress) {
+      fail(detail::cat("flux communicator: rank ", p.rank, ": ", what, " failed asynchronously: ",
+                       ncclGetErrorString(state)),
+           false);
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      fail(detail::cat("flux communicator: rank ", p.rank, ": ", what, " did not complete within ", p.timeout_ms,
+                       " ms (NCCL still in progress; the communicator was aborted)"),
+           true);
+    }
+    std::this_thread::yield();
+  }
+}
+
+void Communicator::check_fault() const {
+  bool timeout = false;
+  std::string text = impl_->first_fault(&timeout);
+  if (text.empty()) return;
+  const std::string what = "flux: this communicator failed earlier and is stopped (rebuild it to go on): " + text;
+  if (timeout) throw TimeoutError(what);
+  throw Error(what);
+}
+
+void Communicator::sync_fault() {
+  Impl& p = *impl_;
+  if (p.fault_records) {
+    DeviceStatus host{};
+    FLUX_CUDA_CHECK(cudaMemcpy(&host, p.fault_records->local(), sizeof(host), cudaMemcpyDeviceToHost));
+    if (host.failed != 0u) {
+      std::lock_guard<std::mutex> lock(p.mu);
+      if (p.host_fault.empty() && (p.mirror == nullptr || p.mirror->failed == 0u)) {
+        p.host_fault = describe_device_status(host);
+        p.host_fault_is_timeout = true;
+      }
+    }
+  }
+  check_fault();
+}
+
+bool Communicator::has_fault() const {
+  bool timeout = false;
+  return !impl_->first_fault(&timeout).empty();
+}
+
+void Communicator::set_fault(const std::string& what, bool timeout) {
+  bool ignored = false;
+  if (!impl_->first_fault(&ignored).empty()) return;  // first failure wins
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  if (impl_->host_fault.empty()) {
+    impl_->host_fault = what;
+    impl_->host_fault_is_timeout = timeout;
+  }
+}
+
+FaultDomain Communicator::fault_domain() const {
+  const Impl& p = *impl_;
+  FaultDomain f;
+  if (!p.fault_records) return f;
+  f.local = static_cast<DeviceStatus*>(p.fault_records->local());
+  f.peers = reinterpret_cast<DeviceStatus* const*>(p.fault_records->device_peers());
+  f.world = p.world;
+  f.rank = p.rank;
+  f.mirror = p.mirror_device;
+  return f;
 }
 
 }  // namespace flux

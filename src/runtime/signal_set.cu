@@ -1,16 +1,17 @@
-// src/runtime/signal_set.cu — flags in symmetric memory: stream-ordered set / wait (copy engine, with a
-// watchdog that bounds the wait) and a device barrier across ranks.
+// src/runtime/signal_set.cu — flags in symmetric memory: the per-call device epoch, the device barrier
+// across ranks, epoch signals / waits on a stream, and stream-ordered writes.
 //
-// Layout of the symmetric buffer of each rank: [count user flags][world barrier slots]. Barrier slot p
-// on rank r holds the last barrier epoch rank p has reached; epochs only grow, so nothing is reset.
+// Layout of each rank's symmetric buffer: [count user flags][world barrier slots]. Barrier slot p on
+// rank r holds the last epoch rank p has reached. The epoch itself is a local device word that only the
+// barrier kernel advances (one per call of a plan), so it lives on the device: a CUDA graph replay runs
+// the captured barrier kernel, which advances the epoch exactly as an eager call does, and every kernel
+// of the call reads the epoch from that word. Nothing is decided per call on the host.
+//
+// Every wait here is a kernel wait (src/device/signal.cuh): bounded from when the GPU reaches it, its
+// failure recorded in the communicator's fault domain (and so poisoning every rank). Nothing writes a
+// flag it waits on, or a peer's, to unblock itself.
 #include <cuda.h>
 #include <cuda_runtime_api.h>
-
-#include <chrono>
-#include <condition_variable>
-#include <mutex>
-#include <thread>
-#include <vector>
 
 #include "flux/knobs.h"
 #include "flux/runtime.h"
@@ -33,16 +34,54 @@ StreamValue32 driver_entry(const char* name) {
   return reinterpret_cast<StreamValue32>(fn);
 }
 
-__global__ void barrier_kernel(uint32_t* const* peers, int world, int rank, int slot_base, uint32_t epoch,
-                               device::WaitContext ctx) {
-  // Raise my slot on every rank, then wait until every rank has raised its slot on mine.
-  for (int p = threadIdx.x; p < world; p += blockDim.x) {
-    device::st_release_sys(peers[p] + slot_base + rank, epoch);
+constexpr int kBarrierThreads = 256;
+constexpr int kMaxRefresh = 4;
+
+struct RefreshList {
+  FlagRange range[kMaxRefresh];
+  int count = 0;
+};
+
+// One CTA. Thread 0 advances the epoch; the CTA refreshes the plan's flags to e - 1; then raise my
+// slot on every rank and wait for every rank's slot here.
+__global__ void __launch_bounds__(kBarrierThreads) barrier_kernel(uint32_t* const* peers, int world, int rank,
+                                                                 int slot_base, uint32_t* epoch, RefreshList refresh,
+                                                                 device::WaitContext ctx) {
+  __shared__ uint32_t e_shared;
+  if (threadIdx.x == 0) {
+    if (device::status_failed(ctx.status)) device::mirror_status(ctx);  // tell the host of a peer's poison
+    e_shared = *epoch + 1u;
+    *epoch = e_shared;
   }
+  __syncthreads();
+  const uint32_t e = e_shared;
+  for (int r = 0; r < refresh.count; ++r) {
+    for (int64_t i = threadIdx.x; i < refresh.range[r].count; i += blockDim.x) refresh.range[r].flags[i] = e - 1u;
+  }
+  __threadfence_system();  // refreshed flags are visible before any peer can pass the barrier
+  __syncthreads();
+  for (int p = threadIdx.x; p < world; p += blockDim.x) device::st_release_sys(peers[p] + slot_base + rank, e);
   for (int p = threadIdx.x; p < world; p += blockDim.x) {
     device::WaitContext c = ctx;
     c.peer = p;
-    device::wait_flag_geq(peers[rank] + slot_base + p, epoch, slot_base + p, c);
+    device::wait_flag_geq(peers[rank] + slot_base + p, e, slot_base + p, c);
+  }
+}
+
+__global__ void set_epoch_kernel(uint32_t* const* peers, int world, int index, const uint32_t* epoch) {
+  const uint32_t e = *epoch;
+  for (int p = threadIdx.x; p < world; p += blockDim.x) device::st_release_sys(peers[p] + index, e);
+}
+
+// value_ptr null: wait for `value`; else for *value_ptr.
+__global__ void wait_kernel(const uint32_t* flag, uint32_t value, const uint32_t* value_ptr, int index,
+                            device::WaitContext ctx) {
+  device::wait_flag_geq(flag, value_ptr != nullptr ? *value_ptr : value, index, ctx);
+}
+
+__global__ void fill_kernel(uint32_t* flags, int64_t count, uint32_t value) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x) {
+    flags[i] = value;
   }
 }
 
@@ -52,85 +91,20 @@ struct SignalSet::Impl {
   Communicator* comm = nullptr;
   std::unique_ptr<SymmetricBuffer> buffer;
   int count = 0, world = 1, rank = 0, device = 0;
-  DeviceStatus* status = nullptr;
   uint64_t timeout_ns = 0;
-  uint32_t barrier_epoch = 0;
-  StreamValue32 write32 = nullptr, wait32 = nullptr;
-
-  // Watchdog of stream-ordered waits: a wait not passed by its deadline is released by writing the
-  // awaited value (from a stream of its own), and the failure is reported by check_status().
-  struct Pending {
-    cudaEvent_t passed;
-    uint32_t* flag;  // the awaited word (this rank's or a peer's)
-    int index;
-    uint32_t value;
-    int peer;
-    std::chrono::steady_clock::time_point deadline;
-  };
-  std::mutex mu;
-  std::condition_variable cv;
-  std::vector<Pending> pending;
-  std::thread watchdog;
-  bool stopping = false;
-  std::string host_failure;
-  cudaStream_t watchdog_stream = nullptr;
-  uint32_t* pinned = nullptr;  // [0]: value to write, [1]: value read
+  uint32_t* epoch = nullptr;  // local device word: the current call's epoch
+  StreamValue32 write32 = nullptr;
 
   uint32_t* flags(int r) const { return static_cast<uint32_t*>(buffer->peer(r)); }
-
-  void watch() {
-    (void)cudaSetDevice(device);
-    std::unique_lock<std::mutex> lock(mu);
-    while (!stopping) {
-      cv.wait_for(lock, std::chrono::milliseconds(5));
-      auto now = std::chrono::steady_clock::now();
-      for (size_t i = 0; i < pending.size();) {
-        Pending& w = pending[i];
-        cudaError_t q = cudaEventQuery(w.passed);
-        if (q == cudaSuccess) {
-          cudaEventDestroy(w.passed);
-          pending.erase(pending.begin() + static_cast<long>(i));
-          continue;
-        }
-        if (now > w.deadline) {
-          uint32_t* flag = w.flag;
-          pinned[0] = w.value;
-          pinned[1] = 0;
-          (void)cudaMemcpyAsync(&pinned[1], flag, sizeof(uint32_t), cudaMemcpyDeviceToHost, watchdog_stream);
-          (void)cudaStreamSynchronize(watchdog_stream);
-          uint32_t seen = pinned[1];
-          (void)cudaMemcpyAsync(flag, &pinned[0], sizeof(uint32_t), cudaMemcpyHostToDevice, watchdog_stream);
-          (void)cudaStreamSynchronize(watchdog_stream);
-          if (host_failure.empty()) {
-            host_failure = detail::cat("flux signal: rank ", rank, " timed out after ", timeout_ns / 1000000,
-                                       " ms waiting on a stream for peer ", w.peer, " on signal ", w.index,
-                                       " (expected >= ", w.value, ", last seen ", seen,
-                                       "); the watchdog released the stream, whose later work is invalid");
-          }
-          cudaEventDestroy(w.passed);
-          pending.erase(pending.begin() + static_cast<long>(i));
-          continue;
-        }
-        ++i;
-      }
-    }
+  device::WaitContext ctx(int peer) const {
+    return device::make_wait_context(comm->fault_domain(), timeout_ns, WaitSite::kSignalWait, peer);
   }
-
   ~Impl() {
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      stopping = true;
-    }
-    cv.notify_all();
-    if (watchdog.joinable()) watchdog.join();
-    for (Pending& w : pending) cudaEventDestroy(w.passed);
-    if (watchdog_stream) cudaStreamDestroy(watchdog_stream);
-    if (pinned) cudaFreeHost(pinned);
-    if (status) cudaFree(status);
+    if (epoch) cudaFree(epoch);
   }
 };
 
-SignalSet::SignalSet(Communicator& comm, int count, const std::string& label)
+SignalSet::SignalSet(Communicator& comm, int count, const std::string& label, uint32_t initial_epoch)
     : impl_(std::make_unique<Impl>()), count_(count) {
   FLUX_CHECK_ARG(count >= 1, "flux signals '", label, "': count ", count, " (expected >= 1)");
   Impl& p = *impl_;
@@ -142,13 +116,16 @@ SignalSet::SignalSet(Communicator& comm, int count, const std::string& label)
   int64_t ms = knobs::get_int("FLUX_WAIT_TIMEOUT_MS");
   FLUX_CHECK_ARG(ms > 0, "flux signals: FLUX_WAIT_TIMEOUT_MS=", ms, " (expected > 0)");
   p.timeout_ns = static_cast<uint64_t>(ms) * 1000000ull;
+  comm.check_same("signals '" + label + "' initial epoch", std::to_string(initial_epoch));
   p.buffer = std::make_unique<SymmetricBuffer>(comm, sizeof(uint32_t) * size_t(count + p.world), "signals " + label);
-  FLUX_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&p.status), sizeof(DeviceStatus)));
-  FLUX_CUDA_CHECK(cudaMemset(p.status, 0, sizeof(DeviceStatus)));
-  FLUX_CUDA_CHECK(cudaStreamCreateWithFlags(&p.watchdog_stream, cudaStreamNonBlocking));
-  FLUX_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&p.pinned), 2 * sizeof(uint32_t)));
+  FLUX_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&p.epoch), sizeof(uint32_t)));
+  const uint32_t before = initial_epoch - 1u;
+  FLUX_CUDA_CHECK(cudaMemcpy(p.epoch, &before, sizeof(before), cudaMemcpyHostToDevice));
+  fill_kernel<<<1, 256>>>(local(), count + p.world, before);
+  FLUX_CUDA_CHECK_LAUNCH("flux signals fill_kernel");
+  FLUX_CUDA_CHECK(cudaDeviceSynchronize());
+  comm.barrier("signals '" + label + "' initialized");  // no peer raises a slot here before it is initialized
   p.write32 = driver_entry("cuStreamWriteValue32");
-  p.wait32 = driver_entry("cuStreamWaitValue32");
 }
 
 SignalSet::~SignalSet() = default;
@@ -160,31 +137,47 @@ uint32_t* SignalSet::peer(int rank) const { return impl_->flags(rank); }
 uint32_t* const* SignalSet::device_peers() const {
   return reinterpret_cast<uint32_t* const*>(impl_->buffer->device_peers());
 }
-DeviceStatus* SignalSet::device_status() const { return impl_->status; }
+const uint32_t* SignalSet::epoch() const { return impl_->epoch; }
+DeviceStatus* SignalSet::device_status() const { return impl_->comm->fault_domain().local; }
+FaultDomain SignalSet::fault_domain() const { return impl_->comm->fault_domain(); }
 uint64_t SignalSet::wait_timeout_ns() const { return impl_->timeout_ns; }
+
+void SignalSet::barrier_on_stream(cudaStream_t stream, const FlagRange* refresh, int refresh_count) {
+  Impl& p = *impl_;
+  FLUX_CHECK_ARG(refresh_count >= 0 && refresh_count <= kMaxRefresh, "flux signals: ", refresh_count,
+                 " refresh ranges (expected 0..", kMaxRefresh, ")");
+  RefreshList list;
+  for (int i = 0; i < refresh_count; ++i) {
+    FLUX_CHECK_ARG(refresh[i].count >= 0 && (refresh[i].count == 0 || refresh[i].flags != nullptr),
+                   "flux signals: refresh range ", i, " has ", refresh[i].count, " flags at ", refresh[i].flags);
+    list.range[list.count++] = refresh[i];
+  }
+  barrier_kernel<<<1, kBarrierThreads, 0, stream>>>(device_peers(), p.world, p.rank, count_, p.epoch, list, p.ctx(-1));
+  FLUX_CUDA_CHECK_LAUNCH("flux signals barrier_kernel");
+}
+
+void SignalSet::set_epoch_on_stream(int index, cudaStream_t stream) {
+  FLUX_CHECK_ARG(index >= 0 && index < count_, "flux signals: index ", index, " (expected 0..", count_ - 1, ")");
+  set_epoch_kernel<<<1, 32, 0, stream>>>(device_peers(), impl_->world, index, impl_->epoch);
+  FLUX_CUDA_CHECK_LAUNCH("flux signals set_epoch_kernel");
+}
+
+void SignalSet::wait_epoch_on_stream(int index, int expected_from_peer, cudaStream_t stream) {
+  FLUX_CHECK_ARG(index >= 0 && index < count_, "flux signals: index ", index, " (expected 0..", count_ - 1, ")");
+  wait_kernel<<<1, 1, 0, stream>>>(local() + index, 0u, impl_->epoch, index, impl_->ctx(expected_from_peer));
+  FLUX_CUDA_CHECK_LAUNCH("flux signals wait_kernel");
+}
 
 void SignalSet::set_on_stream(int peer, int index, uint32_t value, cudaStream_t stream) {
   FLUX_CHECK_ARG(peer >= 0 && peer < impl_->world, "flux signals: peer ", peer, " (expected 0..", impl_->world - 1, ")");
   FLUX_CHECK_ARG(index >= 0 && index < count_, "flux signals: index ", index, " (expected 0..", count_ - 1, ")");
-  CUresult r = impl_->write32(reinterpret_cast<CUstream>(stream), reinterpret_cast<CUdeviceptr>(impl_->flags(peer) + index),
-                              value, CU_STREAM_WRITE_VALUE_DEFAULT);
-  if (r != CUDA_SUCCESS) throw CudaError(detail::cat("flux signals: cuStreamWriteValue32 failed with CUresult ", r));
-}
-
-namespace {
-void stream_wait_with_watchdog(SignalSet::Impl& p, uint32_t* flag, int index, uint32_t value, int peer,
-                               cudaStream_t stream);
+  write_on_stream(impl_->flags(peer) + index, value, stream);
 }
 
 void SignalSet::wait_on_stream(int index, uint32_t value, int expected_from_peer, cudaStream_t stream) {
   FLUX_CHECK_ARG(index >= 0 && index < count_, "flux signals: index ", index, " (expected 0..", count_ - 1, ")");
-  stream_wait_with_watchdog(*impl_, local() + index, index, value, expected_from_peer, stream);
-}
-
-void SignalSet::wait_peer_on_stream(int peer, int index, uint32_t value, cudaStream_t stream) {
-  FLUX_CHECK_ARG(peer >= 0 && peer < impl_->world, "flux signals: peer ", peer, " (expected 0..", impl_->world - 1, ")");
-  FLUX_CHECK_ARG(index >= 0 && index < count_, "flux signals: index ", index, " (expected 0..", count_ - 1, ")");
-  stream_wait_with_watchdog(*impl_, impl_->flags(peer) + index, index, value, peer, stream);
+  wait_kernel<<<1, 1, 0, stream>>>(local() + index, value, nullptr, index, impl_->ctx(expected_from_peer));
+  FLUX_CUDA_CHECK_LAUNCH("flux signals wait_kernel");
 }
 
 void SignalSet::write_on_stream(uint32_t* address, uint32_t value, cudaStream_t stream) {
@@ -193,47 +186,6 @@ void SignalSet::write_on_stream(uint32_t* address, uint32_t value, cudaStream_t 
   if (r != CUDA_SUCCESS) throw CudaError(detail::cat("flux signals: cuStreamWriteValue32 failed with CUresult ", r));
 }
 
-namespace {
-void stream_wait_with_watchdog(SignalSet::Impl& p, uint32_t* flag, int index, uint32_t value, int peer,
-                               cudaStream_t stream) {
-  CUresult r = p.wait32(reinterpret_cast<CUstream>(stream), reinterpret_cast<CUdeviceptr>(flag), value,
-                        CU_STREAM_WAIT_VALUE_GEQ);
-  if (r != CUDA_SUCCESS) throw CudaError(detail::cat("flux signals: cuStreamWaitValue32 failed with CUresult ", r));
-  cudaEvent_t passed = nullptr;
-  FLUX_CUDA_CHECK(cudaEventCreateWithFlags(&passed, cudaEventDisableTiming));
-  FLUX_CUDA_CHECK(cudaEventRecord(passed, stream));
-  std::lock_guard<std::mutex> lock(p.mu);
-  p.pending.push_back({passed, flag, index, value, peer,
-                       std::chrono::steady_clock::now() + std::chrono::nanoseconds(p.timeout_ns)});
-  if (!p.watchdog.joinable()) p.watchdog = std::thread([&p] { p.watch(); });
-}
-}  // namespace
-
-void SignalSet::barrier_on_stream(cudaStream_t stream) {
-  Impl& p = *impl_;
-  device::WaitContext ctx;
-  ctx.status = p.status;
-  ctx.timeout_ns = p.timeout_ns;
-  ctx.site = WaitSite::kSignalWait;
-  ctx.rank = p.rank;
-  barrier_kernel<<<1, 32, 0, stream>>>(device_peers(), p.world, p.rank, count_, ++p.barrier_epoch, ctx);
-  FLUX_CUDA_CHECK_LAUNCH("flux signals barrier_kernel");
-}
-
-void SignalSet::check_status() {
-  Impl& p = *impl_;
-  std::string failure;
-  {
-    std::lock_guard<std::mutex> lock(p.mu);
-    failure.swap(p.host_failure);
-  }
-  DeviceStatus host{};
-  FLUX_CUDA_CHECK(cudaMemcpy(&host, p.status, sizeof(host), cudaMemcpyDeviceToHost));
-  if (host.failed != 0) {
-    FLUX_CUDA_CHECK(cudaMemset(p.status, 0, sizeof(DeviceStatus)));
-    throw TimeoutError(describe_device_status(host));
-  }
-  if (!failure.empty()) throw TimeoutError(failure);
-}
+void SignalSet::check_status() { impl_->comm->sync_fault(); }
 
 }  // namespace flux

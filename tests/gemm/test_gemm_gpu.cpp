@@ -322,6 +322,58 @@ TEST(GemmCoreGpu, PublishedTilesAreCompleteWhenTheFlagIsSeen) {
   flux::testing::expect_close(r, desc.dtype, "tiles copied out by a flag-waiting consumer");
 }
 
+// The hooked GEMM under a CUDA graph: one capture, replays with the per-call value changed in device
+// memory between replays (as the fused ops' epochs are). Every replay must wait for, and publish, the
+// value of its own replay, not the one at capture; inputs are rewritten in place and checked each time.
+TEST(GemmCoreGpu, HookValuesFromDeviceAreReadAtEveryReplay) {
+  FLUX_REQUIRE_GPU();
+  Stream stream;
+  std::mt19937_64 rng(21);
+  flux::GemmDesc desc{768, 512, flux::DType::kBF16, flux::WeightLayout::kNK};
+  GemmProblem p(desc, 700, true, rng(), stream);
+  flux::GemmPlan plan(desc);
+  const flux::GemmSelection sel = plan.select(p.m);
+  const size_t tiles = size_t(sel.tiles_m * sel.tiles_n);
+  DeviceBuffer wait_flags(size_t(sel.tiles_m) * 4), pub(tiles * 4), value(4);
+  flux::GemmArgs args = p.args();
+  args.wait.flags = wait_flags.as<uint32_t>();
+  args.wait.value_ptr = value.as<uint32_t>();
+  args.publish.mode = flux::PublishMode::kTileFlag;
+  args.publish.flags = pub.as<uint32_t>();
+  args.publish.value_ptr = value.as<uint32_t>();
+  auto set_all = [&](DeviceBuffer& b, size_t count, uint32_t v) {
+    std::vector<uint32_t> host(count, v);
+    FLUX_CUDA_CHECK(cudaMemcpy(b.ptr, host.data(), count * 4, cudaMemcpyHostToDevice));
+  };
+  // Capture with value 1 (flags released for 1).
+  set_all(value, 1, 1u);
+  set_all(wait_flags, size_t(sel.tiles_m), 1u);
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  FLUX_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  plan.run(args, stream);
+  FLUX_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  FLUX_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  Stream replay;
+  for (uint32_t v : {1000u, 0xFFFFFFFEu, 3u}) {  // 3 is past the 32-bit wrap from 0xFFFFFFFE
+    set_all(value, 1, v);
+    set_all(wait_flags, size_t(sel.tiles_m), v);
+    flux::tools::fill_random(p.a.ptr, p.m * desc.k, desc.dtype, v, 1.0f, replay);
+    FLUX_CUDA_CHECK(cudaStreamSynchronize(replay));
+    p.compute_reference(replay);
+    p.poison_output(replay);
+    FLUX_CUDA_CHECK(cudaGraphLaunch(exec, replay));
+    FLUX_CUDA_CHECK(cudaStreamSynchronize(replay));
+    EXPECT_NO_THROW(plan.check_status()) << "replay with value " << v;
+    std::vector<uint32_t> host(tiles);
+    FLUX_CUDA_CHECK(cudaMemcpy(host.data(), pub.ptr, tiles * 4, cudaMemcpyDeviceToHost));
+    for (size_t t = 0; t < tiles; ++t) ASSERT_EQ(host[t], v) << "tile " << t << " published the wrong value";
+    flux::testing::expect_close(p.compare(replay), desc.dtype, flux::detail::cat("replay with value ", v));
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+}
+
 // Small case with every hook in use, for compute-sanitizer (scripts/gpu_check.sh runs it under memcheck).
 TEST(GemmCoreGpu, SanitizerSmallCase) {
   FLUX_REQUIRE_GPU();

@@ -6,6 +6,10 @@
 //                same communicator (their flags and workspaces must not collide), checked at random steps
 //   bad          differing plans, wrong dtype, misaligned pointer, wrong out shape: clear errors
 //   small        one call per path on a small shape (for compute-sanitizer)
+//   graph        every path that runs here captured once into a CUDA graph (global capture mode) on one
+//                stream and replayed 1000 times on another, inputs rewritten in place before each replay,
+//                every 7th step an eager call instead; out and the gathered A checked at 8 random steps
+//   wrap         the fused path from epoch 2^32 - 20 across the 32-bit wrap: 40 calls, each checked
 // Prints "ag_gemm probe PASSED: rank r of W"; failures print "ag_gemm probe FAIL ..." (exit 1).
 #include <cuda_runtime_api.h>
 
@@ -19,6 +23,7 @@
 #include "flux/error.h"
 #include "flux/gemm_rs.h"
 #include "src/common/check.h"
+#include "tests/support/graph_replay.h"
 #include "tools/common/device_tools.h"
 
 namespace {
@@ -63,16 +68,25 @@ struct Job {
       : c(c_), w(w_), r(r_), shard(size_t(c_.m / w_ * c_.k) * 2), b(size_t(c_.n * c_.k) * 2), bias(size_t(c_.n) * 2),
         out(size_t(c_.m * c_.n) * 2), full(size_t(c_.m * c_.k) * 2), ref(size_t(c_.m * c_.n) * sizeof(double)),
         rows(size_t(c_.m) * sizeof(int32_t)) {
-    make_shard(c, w, r, shard.ptr, stream);
-    flux::tools::fill_random(b.ptr, c.n * c.k, c.dtype, seed_of(c.seed, r, 2), 1.0f, stream);
-    flux::tools::fill_random(bias.ptr, c.n, c.dtype, seed_of(c.seed, r, 3), 1.0f, stream);
-    for (int s = 0; s < w; ++s) make_shard(c, w, s, static_cast<char*>(full.ptr) + size_t(s * (c.m / w) * c.k) * 2, stream);
     std::vector<int32_t> idx(static_cast<size_t>(c.m));
     for (int64_t i = 0; i < c.m; ++i) idx[static_cast<size_t>(i)] = static_cast<int32_t>(i);
     FLUX_CUDA_CHECK(cudaMemcpyAsync(rows.ptr, idx.data(), idx.size() * 4, cudaMemcpyHostToDevice, stream));
+    refill(c.seed, stream);
+    reference(stream);
+    FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
+  // This rank's inputs for `seed`, rewritten in place (the buffers a captured call reads).
+  void refill(uint64_t seed, cudaStream_t stream) {
+    c.seed = seed;
+    make_shard(c, w, r, shard.ptr, stream);
+    flux::tools::fill_random(b.ptr, c.n * c.k, c.dtype, seed_of(c.seed, r, 2), 1.0f, stream);
+    flux::tools::fill_random(bias.ptr, c.n, c.dtype, seed_of(c.seed, r, 3), 1.0f, stream);
+  }
+  // The gathered A and the fp64 reference for the current seed.
+  void reference(cudaStream_t stream) {
+    for (int s = 0; s < w; ++s) make_shard(c, w, s, static_cast<char*>(full.ptr) + size_t(s * (c.m / w) * c.k) * 2, stream);
     flux::tools::reference_gemm_rows(c.dtype, c.layout, c.n, c.k, full.ptr, b.ptr, c.bias ? bias.ptr : nullptr,
                                      static_cast<int32_t*>(rows.ptr), c.m, static_cast<double*>(ref.ptr), stream);
-    FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
   flux::AgGemmArgs args() const {
     flux::AgGemmArgs g;
@@ -186,6 +200,63 @@ void loop(flux::Communicator& comm, cudaStream_t stream) {
   if (g_ok) std::printf("ag_gemm probe loop: ok (1000 AG+GEMM calls interleaved with GEMM+RS, %d checked)\n", checked);
 }
 
+void graph(flux::Communicator& comm, cudaStream_t stream, int steps) {
+  const int w = comm.world_size(), r = comm.rank();
+  cudaStream_t capture = nullptr;
+  FLUX_CUDA_CHECK(cudaStreamCreateWithFlags(&capture, cudaStreamNonBlocking));
+  // M / W = 200 rows: blocks straddle shards.
+  Job job(Case{int64_t(200) * w, 384, 256, flux::DType::kFP16, flux::WeightLayout::kNK, true, 1}, w, r, stream);
+  flux::AgGemmPlan plan(comm, flux::AgGemmDesc{job.c.m, job.c.n, job.c.k, job.c.dtype, job.c.layout});
+  std::mt19937_64 rng(78);
+  std::vector<int> check_at;
+  for (int i = 0; i < 8; ++i) check_at.push_back(static_cast<int>(rng() % uint64_t(steps)));
+  check_at.push_back(steps - 1);
+  for (flux::AgGemmImpl impl : paths(comm)) {
+    const std::string path = flux::to_string(impl);
+    flux::TensorRef gathered;
+    auto seed = [&](int step) { return uint64_t(60000 + step + 7919 * int(impl)); };
+    int checked = flux::testing::capture_and_replay(
+        capture, stream, steps, check_at, 7,
+        [&](int step, cudaStream_t s) {
+          job.refill(seed(step), s);
+          if (std::find(check_at.begin(), check_at.end(), step) != check_at.end()) {
+            flux::tools::poison(job.out.ptr, job.c.m * job.c.n, s);
+          }
+        },
+        [&](cudaStream_t s) { gathered = plan.run(job.args(), s, impl); },
+        [&](int step) {
+          plan.check_status();
+          job.reference(stream);
+          FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
+          job.verify(gathered, flux::detail::cat("graph ", path, " replay ", step), stream);
+        });
+    check(checked >= 1, "graph " + path + ": nothing checked");
+  }
+  plan.release();
+  cudaStreamDestroy(capture);
+  if (g_ok) std::printf("ag_gemm probe graph: ok (%zu paths x %d replays / eager calls)\n", paths(comm).size(), steps);
+}
+
+void wrap(flux::Communicator& comm, cudaStream_t stream) {
+  const int w = comm.world_size(), r = comm.rank();
+  Job job(Case{int64_t(136) * w, 256, 192, flux::DType::kBF16, flux::WeightLayout::kKN, true, 2}, w, r, stream);
+  flux::AgGemmOptions o;
+  o.initial_epoch = 0xFFFFFFFFu - 19u;
+  flux::AgGemmPlan plan(comm, flux::AgGemmDesc{job.c.m, job.c.n, job.c.k, job.c.dtype, job.c.layout}, o);
+  for (int call = 0; call < 40; ++call) {
+    job.refill(uint64_t(700 + call), stream);
+    flux::tools::poison(job.out.ptr, job.c.m * job.c.n, stream);
+    flux::TensorRef gathered = plan.run(job.args(), stream, flux::AgGemmImpl::kFused);
+    FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
+    plan.check_status();
+    job.reference(stream);
+    FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
+    job.verify(gathered, flux::detail::cat("wrap call ", call), stream);
+  }
+  plan.release();
+  if (g_ok) std::printf("ag_gemm probe wrap: ok (40 fused calls across the 32-bit epoch wrap)\n");
+}
+
 template <class Fn>
 std::string invalid_argument_of(Fn&& fn) {
   try {
@@ -251,6 +322,12 @@ int main(int argc, char** argv) {
       loop(comm, stream);
     } else if (mode == "bad") {
       bad_inputs(comm, stream);
+    } else if (mode == "graph") {
+      graph(comm, stream, 1000);
+    } else if (mode == "graph_small") {  // for compute-sanitizer
+      graph(comm, stream, 12);
+    } else if (mode == "wrap") {
+      wrap(comm, stream);
     } else {
       std::printf("ag_gemm probe FAIL: unknown mode %s\n", mode.c_str());
       return 2;

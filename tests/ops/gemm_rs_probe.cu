@@ -8,20 +8,35 @@
 //   bad          differing plans, wrong dtype, misaligned pointer, wrong out shape, M not a multiple of W:
 //                each a clear InvalidArgument on every rank, no hang
 //   small        one call per path on a small shape (for compute-sanitizer)
+//   graph        every path captured once into a CUDA graph (global capture mode) on one stream and
+//                replayed 1000 times on another, inputs rewritten in place before each replay, every 7th
+//                step an eager call instead; checked against fp64 at 8 random steps
+//   wrap         the fused path from epoch 2^32 - 20 across the 32-bit wrap: 40 calls, each checked
+//   fault        rank 1 skips a call: every rank's later check_status() and run() of any plan on the
+//                communicator throw the first failure, which names the missing peer (fail-stop)
+//   kill         (started without flux-run) 1000 fused calls; the last rank SIGKILLs itself at call 300;
+//                every other rank stops with an error naming it, printing "stopped at <ms>"
 // Prints "gemm_rs probe PASSED: rank r of W" at the end; failures print "gemm_rs probe FAIL ..." (exit 1).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <tuple>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "flux/error.h"
 #include "flux/gemm_rs.h"
+#include "flux/knobs.h"
 #include "flux/runtime.h"
 #include "src/common/check.h"
+#include "tests/support/graph_replay.h"
 #include "tools/common/device_tools.h"
 
 namespace {
@@ -220,6 +235,19 @@ void bad_inputs(flux::Communicator& comm, cudaStream_t stream) {
   });
   check(e.find("ranks disagree on gemm_rs plan") != std::string::npos && e.find("rank 1 has") != std::string::npos,
         "differing plans: '" + e + "'");
+  // Plans are compared as resolved from the knobs: rank 1 with another FLUX_GEMM_CONFIG, then another
+  // FLUX_GEMM_RS_REDUCE_SMS, gets a clear error on every rank.
+  for (const auto& [knob, value, shows] :
+       {std::make_tuple("FLUX_GEMM_CONFIG", "256x128x64_coop_c1x2", "config=256x128x64_coop_c1x2"),
+        std::make_tuple("FLUX_GEMM_RS_REDUCE_SMS", "12", "reduce_sms=12")}) {
+    if (r == 1) setenv(knob, value, 1);
+    e = invalid_argument_of([&] {
+      flux::GemmRsPlan plan(comm, flux::GemmRsDesc{int64_t(128) * w, 512, 256, flux::DType::kBF16, flux::WeightLayout::kNK});
+    });
+    if (r == 1) unsetenv(knob);
+    check(e.find("ranks disagree on gemm_rs plan") != std::string::npos && e.find(shows) != std::string::npos,
+          std::string("differing ") + knob + ": '" + e + "'");
+  }
   Case c{int64_t(128) * w, 512, 256, flux::DType::kBF16, flux::WeightLayout::kNK, true, 1};
   flux::GemmRsPlan plan(comm, flux::GemmRsDesc{c.m, c.n, c.k, c.dtype, c.layout});
   Buffer a(size_t(c.m * c.k) * 2), b(size_t(c.n * c.k) * 2), bias(size_t(c.n) * 2), out(size_t(c.m * c.n) * 2);
@@ -257,6 +285,174 @@ void bad_inputs(flux::Communicator& comm, cudaStream_t stream) {
   if (g_ok) std::printf("gemm_rs probe bad: ok\n");
 }
 
+// The output of case c on this rank, checked against fp64 from every rank's inputs.
+bool check_against_reference(const Case& c, int w, int r, const Buffer& bias, const Buffer& out, const Buffer& ref,
+                             const Buffer& rows, const std::string& what, cudaStream_t stream) {
+  reference(c, w, r, c.bias ? bias.ptr : nullptr, static_cast<double*>(ref.ptr), stream);
+  auto cr = flux::tools::compare_rows(c.dtype, c.n, out.ptr, static_cast<int32_t*>(rows.ptr), c.m / w,
+                                      static_cast<double*>(ref.ptr), stream);
+  bool ok = cr.nonfinite == 0 && cr.max_row_rel < flux::tools::tolerance(c.dtype) &&
+            cr.global_rel < flux::tools::tolerance(c.dtype);
+  check(ok, what + ": " + flux::tools::describe(cr));
+  return ok;
+}
+
+struct Fixture {
+  Case c;
+  int w, r;
+  Buffer a, b, bias, out, ref, rows;
+  Fixture(const Case& c_, int w_, int r_)
+      : c(c_), w(w_), r(r_), a(size_t(c_.m * c_.k) * 2), b(size_t(c_.n * c_.k) * 2), bias(size_t(c_.n) * 2),
+        out(size_t(c_.m / w_ * c_.n) * 2), ref(size_t(c_.m / w_ * c_.n) * sizeof(double)),
+        rows(size_t(c_.m / w_) * sizeof(int32_t)) {
+    std::vector<int32_t> idx(static_cast<size_t>(c.m / w));
+    for (size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<int32_t>(i);
+    FLUX_CUDA_CHECK(cudaMemcpy(rows.ptr, idx.data(), idx.size() * sizeof(int32_t), cudaMemcpyHostToDevice));
+  }
+  Case at(uint64_t seed) const {
+    Case x = c;
+    x.seed = seed;
+    return x;
+  }
+  void fill(uint64_t seed, bool poison, cudaStream_t stream) {
+    Case x = at(seed);
+    make_inputs(x, r, a.ptr, b.ptr, stream);
+    flux::tools::fill_random(bias.ptr, x.n, x.dtype, seed_of(x.seed, 0, 3), 1.0f, stream);
+    if (poison) flux::tools::poison(out.ptr, x.m / w * x.n, stream);
+  }
+  bool verify(uint64_t seed, const std::string& what, cudaStream_t stream) {
+    return check_against_reference(at(seed), w, r, bias, out, ref, rows, what, stream);
+  }
+  flux::GemmRsArgs args() const { return args_for(c, w, a, b, bias, out); }
+};
+
+void graph(flux::Communicator& comm, cudaStream_t stream, int steps) {
+  const int w = comm.world_size(), r = comm.rank();
+  cudaStream_t capture = nullptr;
+  FLUX_CUDA_CHECK(cudaStreamCreateWithFlags(&capture, cudaStreamNonBlocking));
+  // M / W = 200 rows: not a multiple of any tile (straddling tiles are reduced by two ranks).
+  Fixture f(Case{int64_t(200) * w, 640, 256, flux::DType::kBF16, flux::WeightLayout::kNK, true, 0}, w, r);
+  flux::GemmRsPlan plan(comm, flux::GemmRsDesc{f.c.m, f.c.n, f.c.k, f.c.dtype, f.c.layout});
+  std::mt19937_64 rng(77);  // the same steps on every rank
+  std::vector<int> check_at;
+  for (int i = 0; i < 8; ++i) check_at.push_back(static_cast<int>(rng() % uint64_t(steps)));
+  check_at.push_back(steps - 1);
+  for (flux::GemmRsImpl impl : {flux::GemmRsImpl::kFused, flux::GemmRsImpl::kSequential, flux::GemmRsImpl::kDecomposed}) {
+    const std::string path = flux::to_string(impl);
+    auto seed = [&](int step) { return uint64_t(50000 + step + 7919 * int(impl)); };
+    int checked = flux::testing::capture_and_replay(
+        capture, stream, steps, check_at, 7,
+        [&](int step, cudaStream_t s) {
+          f.fill(seed(step), std::find(check_at.begin(), check_at.end(), step) != check_at.end(), s);
+        },
+        [&](cudaStream_t s) { plan.run(f.args(), s, impl); },
+        [&](int step) {
+          plan.check_status();
+          f.verify(seed(step), flux::detail::cat("graph ", path, " replay ", step), stream);
+        });
+    check(checked >= 1, "graph " + path + ": nothing checked");
+  }
+  plan.release();
+  cudaStreamDestroy(capture);
+  if (g_ok) std::printf("gemm_rs probe graph: ok (3 paths x %d replays / eager calls, checked at %zu steps)\n", steps, check_at.size());
+}
+
+void wrap(flux::Communicator& comm, cudaStream_t stream) {
+  const int w = comm.world_size(), r = comm.rank();
+  Fixture f(Case{int64_t(136) * w, 512, 192, flux::DType::kFP16, flux::WeightLayout::kKN, true, 0}, w, r);
+  flux::GemmRsOptions o;
+  o.initial_epoch = 0xFFFFFFFFu - 19u;  // calls 20.. have epochs past the wrap (0, 1, ...)
+  flux::GemmRsPlan plan(comm, flux::GemmRsDesc{f.c.m, f.c.n, f.c.k, f.c.dtype, f.c.layout}, o);
+  for (int call = 0; call < 40; ++call) {
+    f.fill(uint64_t(900 + call), true, stream);
+    plan.run(f.args(), stream, flux::GemmRsImpl::kFused);
+    FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
+    plan.check_status();
+    f.verify(uint64_t(900 + call), flux::detail::cat("wrap call ", call, " (epoch ", uint32_t(o.initial_epoch + call), ")"),
+             stream);
+  }
+  plan.release();
+  if (g_ok) std::printf("gemm_rs probe wrap: ok (40 fused calls across the 32-bit epoch wrap)\n");
+}
+
+template <class Fn>
+std::string error_of(Fn&& fn) {
+  try {
+    fn();
+  } catch (const flux::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+void fault(flux::Communicator& comm, cudaStream_t stream) {
+  const int w = comm.world_size(), r = comm.rank();
+  Fixture f(Case{int64_t(128) * w, 512, 256, flux::DType::kBF16, flux::WeightLayout::kNK, false, 0}, w, r);
+  flux::GemmRsPlan plan(comm, flux::GemmRsDesc{f.c.m, f.c.n, f.c.k, f.c.dtype, f.c.layout});
+  flux::GemmRsPlan other(comm, flux::GemmRsDesc{f.c.m, f.c.n, f.c.k, f.c.dtype, f.c.layout});
+  f.fill(1, true, stream);
+  plan.run(f.args(), stream, flux::GemmRsImpl::kFused);
+  FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
+  plan.check_status();
+  f.verify(1, "fault: the call before the fault", stream);
+  comm.barrier("fault: first call done");
+  const double timeout_s = double(flux::knobs::get_int("FLUX_WAIT_TIMEOUT_MS")) / 1e3;
+  if (r == 1) {
+    // Rank 1 skips the call; its GPU runs nothing, so only a peer's poison can tell it.
+    std::this_thread::sleep_for(std::chrono::duration<double>(timeout_s * 2.0));
+  } else {
+    f.fill(2, true, stream);
+    plan.run(f.args(), stream, flux::GemmRsImpl::kFused);
+  }
+  FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
+  const std::string first = error_of([&] { plan.check_status(); });
+  check(first.find("timed out") != std::string::npos && first.find("peer 1") != std::string::npos,
+        "fault: check_status after the fault: '" + first + "'");
+  // Every later call of any plan on this communicator throws that same first failure.
+  for (int rep = 0; rep < 3; ++rep) {
+    std::string e = error_of([&] { plan.run(f.args(), stream, flux::GemmRsImpl::kFused); });
+    check(!first.empty() && e == first, "fault: run() after the fault: '" + e + "' (expected '" + first + "')");
+    e = error_of([&] { other.run(f.args(), stream, flux::GemmRsImpl::kSequential); });
+    check(e == first, "fault: another plan's run() after the fault: '" + e + "'");
+  }
+  comm.barrier("fault: checked");
+  plan.release();
+  other.release();
+  if (g_ok) std::printf("gemm_rs probe fault: ok (%s)\n", first.c_str());
+}
+
+long long now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Started without flux-run (plain torchrun-style variables): the last rank dies at call 300.
+int kill_mode(flux::Communicator& comm, cudaStream_t stream) {
+  const int w = comm.world_size(), r = comm.rank();
+  Fixture f(Case{int64_t(128) * w, 256, 128, flux::DType::kBF16, flux::WeightLayout::kNK, false, 0}, w, r);
+  flux::GemmRsPlan plan(comm, flux::GemmRsDesc{f.c.m, f.c.n, f.c.k, f.c.dtype, f.c.layout});
+  f.fill(3, false, stream);
+  try {
+    for (int call = 0; call < 1000; ++call) {
+      if (r == w - 1 && call == 300) {
+        FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
+        std::printf("killing myself at %lld\n", now_ms());
+        std::fflush(stdout);
+        std::raise(SIGKILL);
+      }
+      plan.run(f.args(), stream, flux::GemmRsImpl::kFused);
+    }
+    FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
+    plan.check_status();
+  } catch (const std::exception& e) {
+    std::printf("stopped at %lld: %s\n", now_ms(), e.what());
+    std::fflush(stdout);
+    return 3;
+  }
+  std::printf("gemm_rs probe FAIL rank %d: 1000 calls finished although rank %d died\n", r, w - 1);
+  return 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -277,6 +473,16 @@ int main(int argc, char** argv) {
       loop(comm, stream);
     } else if (mode == "bad") {
       bad_inputs(comm, stream);
+    } else if (mode == "graph") {
+      graph(comm, stream, 1000);
+    } else if (mode == "graph_small") {  // for compute-sanitizer
+      graph(comm, stream, 12);
+    } else if (mode == "wrap") {
+      wrap(comm, stream);
+    } else if (mode == "fault") {
+      fault(comm, stream);
+    } else if (mode == "kill") {
+      return kill_mode(comm, stream);
     } else {
       std::printf("gemm_rs probe FAIL: unknown mode %s\n", mode.c_str());
       return 2;

@@ -27,7 +27,10 @@ INSTANTIATE_TEST_SUITE_P(
                       std::make_tuple(3, true, std::string("correctness")), std::make_tuple(4, true, std::string("correctness")),
                       std::make_tuple(8, true, std::string("correctness")), std::make_tuple(2, false, std::string("correctness")),
                       std::make_tuple(2, true, std::string("loop")), std::make_tuple(4, true, std::string("loop")),
-                      std::make_tuple(3, true, std::string("bad"))),
+                      std::make_tuple(3, true, std::string("bad")), std::make_tuple(1, false, std::string("graph")),
+                      std::make_tuple(2, true, std::string("graph")), std::make_tuple(4, true, std::string("graph")),
+                      std::make_tuple(8, true, std::string("graph")), std::make_tuple(2, true, std::string("wrap")),
+                      std::make_tuple(3, true, std::string("wrap"))),
     [](const auto& param_info) {
       return "W" + std::to_string(std::get<0>(param_info.param)) + (std::get<1>(param_info.param) ? "_mps_" : "_timesliced_") +
              std::get<2>(param_info.param);

@@ -3,14 +3,20 @@
 //   heap        all-to-all peer writes and remote reads of a symmetric buffer, element by element;
 //   pingpong    signal ping-pong between ranks 0 and 1 (1000 round trips, device set/wait);
 //   barrier     200 device barriers across all ranks, with a per-rank counter checked after each;
-//   stream      stream-ordered set / wait in a ring (copy-engine path, watchdog-bounded);
-//   timeout     rank 0 waits (device and stream) for a signal nobody sets: the errors name rank 0,
-//               peer 1 and the signal; every rank then carries on;
+//   stream      stream-ordered set (copy engine) / wait (one-thread kernel, bounded) in a ring, and
+//               epoch signals: 100 barriers each followed by set_epoch / wait_epoch around the ring;
+//   sleep       every rank's stream first runs a kernel busy for 1.5x the wait timeout, then a stream
+//               wait whose peer signals promptly: no false timeout (deadlines count from when the GPU
+//               reaches a wait, not from when the host enqueued it);
+//   timeout     rank 0 waits for a signal nobody sets: the error names rank 0, peer 1 and the signal;
+//               fail-stop: every rank's communicator then reports that same first failure, a later
+//               wait returns at once, and the host collectives still work;
 //   cycles      1000 allocate / free cycles of a symmetric buffer without device memory growth;
 //   nccl        with ranks sharing a GPU, NCCL is unavailable and says why.
 // Exit 0 when every check passed; a failure prints "probe FAIL ..." and exits 1.
 #include <cuda_runtime_api.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -86,6 +92,12 @@ __global__ void bump(uint32_t* counter) { atomicAdd(counter, 1u); }
 
 __global__ void wait_one(const uint32_t* flag, uint32_t value, int index, flux::device::WaitContext ctx) {
   flux::device::wait_flag_geq(flag, value, index, ctx);
+}
+
+__global__ void busy_for(uint64_t ns) {
+  const uint64_t start = flux::device::globaltimer_ns();
+  while (flux::device::globaltimer_ns() - start < ns) {
+  }
 }
 
 }  // namespace
@@ -173,45 +185,80 @@ int main() {
         signals.set_on_stream((r + 1) % w, 1, v, stream);
         signals.wait_on_stream(1, v, (r + w - 1) % w, stream);
       }
+      // Epoch signals: after each barrier (epoch e), rank r sets flag 2 + r = e on every rank and waits
+      // for flag 2 + (r - 1) from the previous rank.
+      flux::SignalSet epochs(comm, 2 + w, "probe epochs");
+      for (int i = 0; i < 100; ++i) {
+        epochs.barrier_on_stream(stream);
+        epochs.set_epoch_on_stream(2 + r, stream);
+        epochs.wait_epoch_on_stream(2 + (r + w - 1) % w, (r + w - 1) % w, stream);
+      }
       FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
       signals.check_status();
-      uint32_t v = 0;
+      uint32_t v = 0, e = 0;
       FLUX_CUDA_CHECK(cudaMemcpy(&v, signals.local() + 1, sizeof(v), cudaMemcpyDeviceToHost));
       check(v == 100u, "stream ring: flag is " + std::to_string(v));
+      FLUX_CUDA_CHECK(cudaMemcpy(&e, epochs.local() + 2 + (r + w - 1) % w, sizeof(e), cudaMemcpyDeviceToHost));
+      check(e == 100u, "epoch ring: flag is " + std::to_string(e) + " (expected the 100th epoch)");
       comm.barrier("stream ring done");
+      epochs.release();
       if (g_ok) std::printf("probe stream: ok\n");
+    }
+
+    {  // sleep: the GPU reaches the wait 1.5 timeouts after the host enqueued it; the peer is prompt
+      const uint64_t busy_ns = signals.wait_timeout_ns() * 3 / 2;
+      busy_for<<<1, 1, 0, stream>>>(busy_ns);
+      FLUX_CUDA_CHECK_LAUNCH("busy_for");
+      signals.set_on_stream((r + 1) % w, 7, 1u, stream);
+      signals.wait_on_stream(7, 1u, (r + w - 1) % w, stream);
+      FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
+      std::string text;
+      try {
+        signals.check_status();
+      } catch (const flux::Error& ex) {
+        text = ex.what();
+      }
+      check(text.empty(), "sleep: a wait the GPU reached late timed out: " + text);
+      comm.barrier("sleep done");
+      if (g_ok) std::printf("probe sleep: ok\n");
     }
 
     if (w >= 2) {  // timeout: rank 0 waits for signal 5 from rank 1, which never comes
       if (r == 0) {
-        flux::device::WaitContext ctx;
-        ctx.status = signals.device_status();
-        ctx.timeout_ns = signals.wait_timeout_ns();
-        ctx.site = flux::WaitSite::kSignalWait;
-        ctx.rank = 0;
-        ctx.peer = 1;
+        flux::device::WaitContext ctx =
+            flux::device::make_wait_context(comm.fault_domain(), signals.wait_timeout_ns(), flux::WaitSite::kSignalWait, 1);
         wait_one<<<1, 1, 0, stream>>>(signals.local() + 5, 1u, 5, ctx);
         FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
+      }
+      comm.barrier("timeout happened");
+      // Fail-stop: every rank (rank 1 was poisoned by rank 0's wait) reports the same first failure,
+      // without synchronizing, and keeps reporting it.
+      for (int rep = 0; rep < 2; ++rep) {
         std::string text;
         try {
-          signals.check_status();
-        } catch (const flux::TimeoutError& e) {
-          text = e.what();
+          // rep 0 reads the device record (rank 1 ran no wait that could mirror the poison to its host);
+          // rep 1 is the no-synchronization check every run() makes.
+          if (rep == 0) comm.sync_fault(); else comm.check_fault();
+        } catch (const flux::TimeoutError& ex) {
+          text = ex.what();
         }
         check(text.find("rank 0 timed out") != std::string::npos && text.find("peer 1 on signal 5") != std::string::npos,
-              "device timeout text: '" + text + "'");
-        signals.wait_on_stream(6, 1u, 1, stream);
-        FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));  // released by the watchdog
-        text.clear();
-        try {
-          signals.check_status();
-        } catch (const flux::TimeoutError& e) {
-          text = e.what();
-        }
-        check(text.find("waiting on a stream for peer 1 on signal 6") != std::string::npos,
-              "stream timeout text: '" + text + "'");
-        if (g_ok) std::printf("probe timeout: ok (%s)\n", text.c_str());
+              "fail-stop text on rank " + std::to_string(r) + ": '" + text + "'");
       }
+      // A later wait returns at once (the domain is poisoned) and the failure stays the first one.
+      auto t0 = std::chrono::steady_clock::now();
+      signals.wait_on_stream(6, 1u, 1, stream);
+      FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
+      double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      check(s < 0.5 * double(signals.wait_timeout_ns()) / 1e9, "a wait after the failure took " + std::to_string(s) + " s");
+      std::string text;
+      try {
+        signals.check_status();
+      } catch (const flux::TimeoutError& ex) {
+        text = ex.what();
+      }
+      check(text.find("signal 5") != std::string::npos, "later check: '" + text + "'");
+      if (g_ok) std::printf("probe timeout: ok (%s)\n", text.c_str());
       comm.barrier("timeout done");
     }
 

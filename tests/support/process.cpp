@@ -146,6 +146,10 @@ void run_probe_job(const std::string& probe, int world, bool mps, const std::str
   argv.insert(argv.end(), {"--", probe, mode});
   ProcessResult r = run_process(argv, env, 450);
   ASSERT_EQ(r.exit_code, 0) << "W=" << world << (mps ? " MPS " : " time-sliced ") << mode << "\n" << r.output;
+  if (mps) {  // flux-run reaps its MPS daemon: no <defunct> MPS process is left behind
+    ProcessResult z = run_process({"sh", "-c", "ps -eo stat=,comm= | grep '^Z' | grep -c nvidia-cuda-mps || true"}, {}, 30);
+    EXPECT_EQ(std::atoi(z.output.c_str()), 0) << "zombie MPS processes after the job: " << z.output;
+  }
   for (int rank = 0; rank < world; ++rank) {
     EXPECT_NE(r.output.find(marker + " PASSED: rank " + std::to_string(rank) + " of " + std::to_string(world)),
               std::string::npos)

@@ -6,7 +6,10 @@
 // one GPU). Every line a rank prints comes out prefixed "[rank r] ". When a rank fails (non-zero exit
 // or a signal) the others are stopped (SIGTERM, then SIGKILL after 3 s) and flux-run exits with that
 // rank's status. --mps starts a private MPS daemon (pipe and log folders of mode 0700 under /tmp) for
-// the job and stops it at the end, also on failure or interruption. --timeout bounds the whole job.
+// the job and stops it at the end, also on failure or interruption; flux-run is the daemon's subreaper
+// (PR_SET_CHILD_SUBREAPER), so the daemon and its server, which detach from their parent, are reaped
+// here instead of lingering as zombies (<defunct>) under an init that does not reap. --timeout bounds
+// the whole job.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -17,6 +20,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <dirent.h>
+#include <sys/prctl.h>
 
 #include <chrono>
 #include <cstdio>
@@ -116,10 +120,32 @@ int run_quiet(const std::vector<std::string>& argv, const char* stdin_text) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+// Reaps every remaining child (the MPS daemon and server re-parented to us), waiting up to 10 s for
+// them to exit after "quit"; the ranks have all been reaped before this runs.
+void reap_detached() {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (true) {
+    int status = 0;
+    pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    if (pid > 0) continue;              // reaped one; look for more
+    if (pid < 0 && errno == ECHILD) return;  // no children left
+    if (std::chrono::steady_clock::now() > deadline) {
+      std::fprintf(stderr, "flux-run: MPS processes did not exit within 10 s of quit\n");
+      return;
+    }
+    ::usleep(20000);
+  }
+}
+
 struct Mps {
   std::string root;
   bool running = false;
   void start() {
+    // The daemon double-forks; as subreaper we become the parent of the detached processes and reap
+    // them in stop().
+    if (::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
+      std::fprintf(stderr, "flux-run: prctl(PR_SET_CHILD_SUBREAPER) failed: %s\n", std::strerror(errno));
+    }
     char tmpl[] = "/tmp/flux-mps-XXXXXX";
     char* dir = ::mkdtemp(tmpl);  // mode 0700
     if (!dir) {
@@ -146,6 +172,7 @@ struct Mps {
       int rc = run_quiet({"nvidia-cuda-mps-control"}, "quit\n");
       if (rc != 0) std::fprintf(stderr, "flux-run: stopping the MPS daemon failed (exit %d)\n", rc);
       running = false;
+      reap_detached();
     }
     if (!root.empty()) {
       std::string cmd = "rm -rf '" + root + "'";

@@ -17,14 +17,32 @@
 
 namespace flux {
 
+// cuBLAS / cuBLASLt handles and a workspace that CublasGemm plans share. Making one allocates device
+// memory; a CublasGemm made on a shared workspace allocates none, so it can be made while a stream is
+// being captured into a CUDA graph. Plans that run concurrently (on different streams) need different
+// workspaces: a fused op keeps one per stream, made at plan build.
+class CublasWorkspace {
+ public:
+  CublasWorkspace();
+  ~CublasWorkspace();
+  CublasWorkspace(const CublasWorkspace&) = delete;
+  CublasWorkspace& operator=(const CublasWorkspace&) = delete;
+  struct Impl;
+  const Impl& impl() const { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
 class CublasGemm {
  public:
   // Plans for exactly (m, desc.n, desc.k) with or without bias; throws InvalidArgument on bad shapes,
   // CudaError when cuBLAS has no algorithm.
   // ldb / ldc: row strides (elements) of B and C when they are column blocks of wider matrices
-  // (0: packed). A stays packed.
+  // (0: packed). A stays packed. `shared`: run on these handles and workspace (kept alive by the
+  // caller) instead of making its own.
   CublasGemm(const GemmDesc& desc, int64_t m, bool with_bias, int max_lt_algorithms = 8, int64_t ldb = 0,
-             int64_t ldc = 0);
+             int64_t ldc = 0, const CublasWorkspace* shared = nullptr);
   ~CublasGemm();
   CublasGemm(const CublasGemm&) = delete;
   CublasGemm& operator=(const CublasGemm&) = delete;

@@ -11,7 +11,8 @@ namespace flux::gemm::kernel {
 // Form of GemmWait (flux/gemm.h) the kernel reads.
 struct WaitHookParams {
   const uint32_t* flags = nullptr;  // one per M-block (tile_m rows); null: no waiting
-  uint32_t value = 0;               // wait until flags[m_block] >= value
+  uint32_t value = 0;               // wait until flags[m_block] has reached value (wrap-safe)
+  const uint32_t* value_ptr = nullptr;  // if set, the value is read from this device word instead
   int32_t tiles_m = 0;              // number of real M-blocks (cluster padding tiles never wait)
   device::WaitContext ctx{};
 };
@@ -22,6 +23,7 @@ enum PublishHookMode : int32_t { kPublishNone = 0, kPublishTileFlag = 1, kPublis
 struct PublishHookParams {
   uint32_t* flags = nullptr;  // kPublishTileFlag: tiles_m * tiles_n flags; kPublishBlockCounter: tiles_m
   uint32_t value = 0;         // stored by kPublishTileFlag
+  const uint32_t* value_ptr = nullptr;  // if set, the value is read from this device word instead
   int32_t mode = kPublishNone;
   int32_t tiles_m = 0;        // real tiles (cluster padding tiles never publish)
   int32_t tiles_n = 0;

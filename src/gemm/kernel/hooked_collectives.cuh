@@ -4,11 +4,14 @@
 // CUTLASS's own. With the hook's pointer null the added work is one predicated branch per tile.
 //
 //   WaitBeforeLoad<Mainloop>: before the producer warp issues the TMA loads of an output tile, one
-//     lane waits (acquire, system scope, bounded) until flags[m_block] >= value, then every lane of
-//     the producer warp fences the async proxy so the TMA reads see the data the flag guards.
+//     lane waits (acquire, system scope, bounded) until flags[m_block] has reached value, then every
+//     lane of the producer warp fences the async proxy so the TMA reads see the data the flag guards.
 //   PublishAfterStore<Epilogue>: after the epilogue has issued a tile's TMA stores, the issuing warp
 //     waits for their global writes to complete, fences the async proxy, and lane 0 releases the
 //     tile's flag (store `value`) or bumps its M-block counter (add 1), at system scope.
+// `value` comes from the kernel arguments, or (value_ptr set) from a device word read when the wait or
+// publish happens: per-call values that advance on the device, so a CUDA graph replay uses the value
+// of its own call rather than the one baked in at capture.
 #pragma once
 
 #include <cstdint>
@@ -48,7 +51,8 @@ struct WaitBeforeLoad : Base {
       int32_t m_block = int32_t(cute::get<0>(blk_coord));
       if (m_block < params.wait.tiles_m) {
         if (cute::elect_one_sync()) {
-          device::wait_flag_geq(params.wait.flags + m_block, params.wait.value, m_block, params.wait.ctx);
+          const uint32_t value = params.wait.value_ptr != nullptr ? *params.wait.value_ptr : params.wait.value;
+          device::wait_flag_geq(params.wait.flags + m_block, value, m_block, params.wait.ctx);
         }
         __syncwarp();
         device::fence_proxy_async_global();
@@ -109,7 +113,8 @@ struct PublishAfterStore : Base {
     __syncwarp();
     if ((thread_idx & 31) == 0) {
       if (publish_.mode == kPublishTileFlag) {
-        device::st_release_sys(publish_.flags + int64_t(m_block) * publish_.tiles_n + n_block, publish_.value);
+        const uint32_t value = publish_.value_ptr != nullptr ? *publish_.value_ptr : publish_.value;
+        device::st_release_sys(publish_.flags + int64_t(m_block) * publish_.tiles_n + n_block, value);
       } else {
         device::red_add_release_sys(publish_.flags + m_block, 1u);
       }

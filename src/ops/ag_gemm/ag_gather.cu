@@ -11,9 +11,11 @@ namespace {
 constexpr int kThreads = 1024;  // one CTA per SM, `ctas` CTAs take exactly that many SMs
 constexpr int kUnroll = 2;      // 16-byte loads in flight per thread
 
-__device__ __forceinline__ uint32_t atom_add_release_gpu(uint32_t* p, uint32_t v) {
+// acq_rel: releases this piece's copies and, for the last arriver, acquires the other pieces' before it
+// publishes the block (a release-only add would let the last arriver publish copies it has not seen).
+__device__ __forceinline__ uint32_t atom_add_acq_rel_gpu(uint32_t* p, uint32_t v) {
   uint32_t old;
-  asm volatile("atom.release.gpu.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
   return old;
 }
 
@@ -23,6 +25,7 @@ __device__ __forceinline__ int shards_of_rows(const AgGatherParams& p, int64_t r
 
 __global__ void __launch_bounds__(kThreads, 1) ag_gather_kernel(AgGatherParams p) {
   const int64_t row_bytes = p.k * p.elem_bytes;
+  const uint32_t epoch = *p.epoch;
   int64_t unit = 0;  // running index of (shard, block) pieces; CTA c takes pieces c, c + gridDim.x, ...
   for (int32_t t = 0; t < p.world; ++t) {
     const int32_t s = (p.rank + t) % p.world;
@@ -37,7 +40,7 @@ __global__ void __launch_bounds__(kThreads, 1) ag_gather_kernel(AgGatherParams p
         if (threadIdx.x == 0) {
           device::WaitContext ctx = p.ctx;
           ctx.peer = s;
-          device::wait_flag_geq(p.ready[s], p.epoch, s, ctx);  // a timeout is recorded; the kernel goes on
+          device::wait_flag_geq(p.ready + s, epoch, s, ctx);  // a timeout is recorded; the kernel goes on
         }
         __syncthreads();
         const uint4* src = reinterpret_cast<const uint4*>(static_cast<const char*>(p.buffers[s]) + r0 * row_bytes);
@@ -60,13 +63,32 @@ __global__ void __launch_bounds__(kThreads, 1) ag_gather_kernel(AgGatherParams p
         const int64_t blk0 = int64_t(b) * p.block_rows;
         const int64_t blk1 = blk0 + p.block_rows < p.m ? blk0 + p.block_rows : p.m;
         const uint32_t needed = uint32_t(shards_of_rows(p, blk0, blk1));
-        if (atom_add_release_gpu(p.parts + b, 1u) + 1u == needed) device::st_release_sys(p.flags + b, p.epoch);
+        if (atom_add_acq_rel_gpu(p.parts + b, 1u) + 1u == needed) device::st_release_sys(p.flags + b, epoch);
       }
     }
   }
 }
 
+__global__ void ag_release_blocks_kernel(AgGatherParams p, int step) {
+  const uint32_t epoch = *p.epoch;
+  for (int32_t b = threadIdx.x; b < p.num_blocks; b += blockDim.x) {
+    const int64_t r0 = int64_t(b) * p.block_rows;
+    const int64_t r1 = r0 + p.block_rows < p.m ? r0 + p.block_rows : p.m;
+    int done_at = 0;  // the last ring step among the shards the block's rows touch
+    for (int64_t s = r0 / p.shard_rows; s <= (r1 - 1) / p.shard_rows; ++s) {
+      const int t = int((s - p.rank + p.world) % p.world);
+      done_at = t > done_at ? t : done_at;
+    }
+    if (done_at == step) device::st_release_sys(p.flags + b, epoch);
+  }
+}
+
 }  // namespace
+
+void launch_ag_release_blocks(const AgGatherParams& params, int step, cudaStream_t stream) {
+  ag_release_blocks_kernel<<<1, 256, 0, stream>>>(params, step);
+  FLUX_CUDA_CHECK_LAUNCH("ag_release_blocks_kernel");
+}
 
 void launch_ag_gather(const AgGatherParams& params, int ctas, cudaStream_t stream) {
   FLUX_CHECK(params.world >= 1 && params.shard_rows >= 1 && (params.k * params.elem_bytes) % 16 == 0,

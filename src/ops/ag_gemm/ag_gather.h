@@ -1,12 +1,14 @@
 // src/ops/ag_gemm/ag_gather.h — the SM-driven gather of AG+GEMM (launch interface, plain data).
 //
 // Every rank s has put its shard (rows [s * shard_rows, (s + 1) * shard_rows) of A) into its own
-// symmetric buffer at those rows and raised ready_s = epoch. The gather on rank r visits the shards in
-// ring order r, r+1, ..., r-1 and, per (shard, M-block) piece, waits for ready_s (acquire, system scope,
-// bounded: a timeout names rank r, peer s and the shard), copies the piece's rows from rank s's buffer
-// into its own (16-byte vectors; nothing to copy for its own shard), and counts the piece in
-// parts[block]; the piece that completes a block (all shards its rows touch) releases flags[block] =
-// epoch, which the GEMM core's producer waits for before loading the block. parts must be zero at entry.
+// symmetric buffer at those rows and raised ready[s] = epoch in every rank's memory (pushed). The gather
+// on rank r visits the shards in ring order r, r+1, ..., r-1 and, per (shard, M-block) piece, waits for
+// its own ready[s] (acquire, system scope, bounded: a timeout names rank r, peer s and the shard),
+// copies the piece's rows from rank s's buffer into its own (16-byte vectors; nothing to copy for its
+// own shard), and counts the piece in parts[block] (acq_rel: the last arriver sees the other pieces'
+// copies); the piece that completes a block (all shards its rows touch) releases flags[block] = epoch,
+// which the GEMM core's producer waits for before loading the block. parts must be zero at entry. The
+// epoch is read from device memory (the call's epoch).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -24,13 +26,17 @@ struct AgGatherParams {
   int32_t num_blocks = 0;         // ceil(m / block_rows)
   int32_t elem_bytes = 2;
   void* const* buffers = nullptr;           // [world] gathered buffers [m, k]
-  uint32_t* const* ready = nullptr;         // [world] each rank's "shard ready" flag
-  uint32_t epoch = 0;
+  const uint32_t* ready = nullptr;          // [world] this rank's "shard s ready" flags (pushed by rank s)
+  const uint32_t* epoch = nullptr;          // device word: the call's epoch
   uint32_t* flags = nullptr;                // [num_blocks], local
   uint32_t* parts = nullptr;                // [num_blocks], local scratch, zero at entry
   device::WaitContext ctx{};
 };
 
 void launch_ag_gather(const AgGatherParams& params, int ctas, cudaStream_t stream);
+
+// fused_ce: one CTA releasing flags[block] = epoch for every block whose last shard, in ring order from
+// this rank, is the one of ring step `step` (the copy engine has just brought it in).
+void launch_ag_release_blocks(const AgGatherParams& params, int step, cudaStream_t stream);
 
 }  // namespace flux::ops

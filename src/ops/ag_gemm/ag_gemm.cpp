@@ -2,18 +2,25 @@
 //
 // Workspace (for max_m): a symmetric gather buffer G [max_m, K] (rank r's shard sits at rows
 // r * M/W of its own G, where the peers read it), local M-block flags and part counters for the GEMM
-// core's wait-before-load, and a SignalSet whose flag 0 is this rank's "shard ready" (epoch).
+// core's wait-before-load, and the shared op runtime (src/ops/common/op_runtime.h) whose signals hold,
+// per rank, one "shard ready" flag per source rank (pushed by the source into every consumer's memory,
+// so every consumer polls its own).
 //
-// Every call (W > 1): a device barrier (no peer still reads my G from the last call), my shard into
-// my G (a local copy), my ready flag = epoch (stream-ordered), then by path:
-//   fused        gather kernel (gather_sms CTAs) on a side stream: peers' shards into G in ring order,
-//                M-block flags released as blocks complete; GEMM core (gemm_sms SMs, local shard
-//                first, waits on each block's flag) on the stream; join.
-//   fused_ce     the same with the copy engine: per peer shard, a stream-ordered wait on its ready flag,
-//                cudaMemcpyAsync, then flag writes for the blocks that shard completes (one GPU per rank).
+// Every call (W > 1) starts with the op runtime's protocol: fail-stop check, ordering after the previous
+// call, the device barrier (no peer still reads my G from the last call), which advances the per-call
+// epoch e on the device and refreshes the block flags to e - 1. Then my shard into my G (a local copy)
+// and my ready flag = e on every rank (a small kernel), then by path:
+//   fused        gather kernel (gather_sms CTAs) on the side stream: peers' shards into G in ring order,
+//                M-block flags released (= e) as blocks complete; GEMM core (gemm_sms SMs, local shard
+//                first, waits on each block's flag for e, read from the device) on the stream; join.
+//   fused_ce     the same with the copy engine: per peer shard, a wait kernel on its ready flag,
+//                cudaMemcpyAsync, then a kernel releasing the blocks that shard completes (one GPU per
+//                rank; the GEMM leaves one SM for these one-CTA kernels).
 //   sequential   NCCL all-gather (one GPU per rank) or the gather kernel, then cuBLASLt.
 //   decomposed   per shard (ring order): wait for its ready flag, copy it, one cuBLASLt GEMM for its
-//                rows of out, alternating between the stream and the side stream.
+//                rows of out, alternating between the stream and the side stream (one cuBLAS workspace
+//                per stream).
+// Every path is CUDA-graph safe: no per-call host value reaches a kernel or a stream operation.
 #include <nccl.h>
 
 #include <algorithm>
@@ -27,18 +34,13 @@
 #include "src/common/nccl_check.h"
 #include "src/ops/ag_gemm/ag_gather.h"
 #include "src/ops/ag_gemm/ag_gemm_plan.h"
+#include "src/ops/common/op_runtime.h"
 
 namespace flux {
 
 namespace {
 
 constexpr int kMinBlockRows = 64;  // the smallest tile_m of the GEMM core's configs
-
-std::string describe(const AgGemmDesc& d, const AgGemmOptions& o, int world) {
-  return detail::cat("W=", world, " max_m=", d.max_m, " n_per_rank=", d.n_per_rank, " k=", d.k, " ", to_string(d.dtype), " ",
-                     to_string(d.layout), " impl=", to_string(o.impl), " gather_sms=", o.gather_sms,
-                     " config=", o.gemm.config);
-}
 
 }  // namespace
 
@@ -50,25 +52,18 @@ struct AgGemmPlan::Impl {
   DeviceLimits limits;
   AgGemmImpl forced = AgGemmImpl::kAuto;
   int32_t gather_sms = 8;
+  std::unique_ptr<ops::OpRuntime> rt;
   std::unique_ptr<GemmPlan> full_gemm;   // W = 1
   std::unique_ptr<GemmPlan> fused_gemm;  // the SMs the gather leaves (or the rank's share)
-  std::unique_ptr<GemmPlan> ce_gemm;     // fused_ce: all of the rank's SMs
+  std::unique_ptr<GemmPlan> ce_gemm;     // fused_ce: the rank's SMs but one
   std::unique_ptr<SymmetricBuffer> gathered;
-  std::unique_ptr<SignalSet> signals;
   uint32_t* block_flags = nullptr;  // [max blocks] local
   uint32_t* block_parts = nullptr;  // [max blocks] local
   int64_t max_blocks = 0;
-  uint32_t epoch = 0;
-  cudaStream_t side = nullptr;
-  cudaEvent_t fork = nullptr, join = nullptr;
-  std::vector<cudaEvent_t> shard_done;
-  std::map<std::tuple<int64_t, bool>, std::unique_ptr<CublasGemm>> cublas;
+  // (m, bias, stream slot) -> cuBLAS plan on that slot's workspace.
+  std::map<std::tuple<int64_t, bool, int>, std::unique_ptr<CublasGemm>> cublas;
 
   ~Impl() {
-    for (cudaEvent_t e : shard_done) cudaEventDestroy(e);
-    if (fork) cudaEventDestroy(fork);
-    if (join) cudaEventDestroy(join);
-    if (side) cudaStreamDestroy(side);
     if (block_flags) cudaFree(block_flags);
     if (block_parts) cudaFree(block_parts);
   }
@@ -77,11 +72,12 @@ struct AgGemmPlan::Impl {
     return static_cast<char*>(gathered->peer(owner)) + row * desc.k * int64_t(dtype_size(desc.dtype));
   }
 
-  CublasGemm& cublas_for(int64_t m, bool bias) {
-    auto key = std::make_tuple(m, bias);
+  CublasGemm& cublas_for(int64_t m, bool bias, int slot) {
+    auto key = std::make_tuple(m, bias, slot);
     auto it = cublas.find(key);
     if (it != cublas.end()) return *it->second;
-    auto made = std::make_unique<CublasGemm>(GemmDesc{desc.n_per_rank, desc.k, desc.dtype, desc.layout}, m, bias, 1);
+    auto made = std::make_unique<CublasGemm>(GemmDesc{desc.n_per_rank, desc.k, desc.dtype, desc.layout}, m, bias, 1, 0,
+                                             0, &rt->cublas(slot));
     CublasGemm& ref = *made;
     cublas.emplace(key, std::move(made));
     return ref;
@@ -98,14 +94,11 @@ struct AgGemmPlan::Impl {
     p.num_blocks = static_cast<int32_t>((L.m + block_rows - 1) / block_rows);
     p.elem_bytes = static_cast<int32_t>(dtype_size(desc.dtype));
     p.buffers = gathered->device_peers();
-    p.ready = signals->device_peers();
-    p.epoch = epoch;
+    p.ready = rt->signals().local();
+    p.epoch = rt->epoch();
     p.flags = block_flags;
     p.parts = block_parts;
-    p.ctx.status = signals->device_status();
-    p.ctx.timeout_ns = signals->wait_timeout_ns();
-    p.ctx.site = WaitSite::kSignalWait;
-    p.ctx.rank = rank;
+    p.ctx = rt->wait_context(-1);
     return p;
   }
 
@@ -119,79 +112,67 @@ struct AgGemmPlan::Impl {
     return g;
   }
 
+  GemmArgs waiting_core_args(const AgGemmArgs& args, const AgGemmLayout& L) const {
+    GemmArgs g = core_args(args, L.m);
+    g.wait.flags = block_flags;
+    g.wait.value_ptr = rt->epoch();
+    g.wait.fault = rt->fault();  // a timeout poisons every rank
+    g.order = &L.order;
+    return g;
+  }
+
   void run_fused(const AgGemmLayout& L, const AgGemmArgs& args, cudaStream_t stream) {
     const GemmSelection sel = fused_gemm->select(L.m);
     ops::AgGatherParams gp = gather_params(L, sel.config.tile_m);
     FLUX_CUDA_CHECK(cudaMemsetAsync(block_parts, 0, sizeof(uint32_t) * size_t(gp.num_blocks), stream));
-    FLUX_CUDA_CHECK(cudaEventRecord(fork, stream));
-    FLUX_CUDA_CHECK(cudaStreamWaitEvent(side, fork, 0));
-    ops::launch_ag_gather(gp, L.gather_sms, side);
-    GemmArgs g = core_args(args, L.m);
-    g.wait.flags = block_flags;
-    g.wait.value = epoch;
-    g.order = &L.order;
-    fused_gemm->run(g, stream);
-    FLUX_CUDA_CHECK(cudaEventRecord(join, side));
-    FLUX_CUDA_CHECK(cudaStreamWaitEvent(stream, join, 0));
+    rt->fork(stream);
+    ops::launch_ag_gather(gp, L.gather_sms, rt->side());
+    fused_gemm->run(waiting_core_args(args, L), stream);
+    rt->join(stream);
   }
 
   void run_fused_ce(const AgGemmLayout& L, const AgGemmArgs& args, cudaStream_t stream) {
     const GemmSelection sel = ce_gemm->select(L.m);
-    const int64_t br = sel.config.tile_m, blocks = (L.m + br - 1) / br, shard = L.shard_rows;
-    FLUX_CUDA_CHECK(cudaEventRecord(fork, stream));
-    FLUX_CUDA_CHECK(cudaStreamWaitEvent(side, fork, 0));
-    // Which ring step completes each block: the last of the shards its rows touch, in ring order.
-    std::vector<int> done_at(static_cast<size_t>(blocks), 0);
-    for (int64_t b = 0; b < blocks; ++b) {
-      const int64_t r0 = b * br, r1 = std::min<int64_t>(r0 + br, L.m);
-      for (int64_t s = r0 / shard; s <= (r1 - 1) / shard; ++s) {
-        done_at[static_cast<size_t>(b)] = std::max(done_at[static_cast<size_t>(b)], int((s - rank + world) % world));
-      }
-    }
+    ops::AgGatherParams gp = gather_params(L, sel.config.tile_m);
+    const int64_t shard = L.shard_rows;
+    rt->fork(stream);
     const size_t row_bytes = size_t(desc.k) * dtype_size(desc.dtype);
     for (int t = 0; t < world; ++t) {
       const int s = (rank + t) % world;
       if (t > 0) {
-        signals->wait_peer_on_stream(s, 0, epoch, side);
+        rt->signals().wait_epoch_on_stream(s, s, rt->side());
         FLUX_CUDA_CHECK(cudaMemcpyAsync(g_rows(rank, s * shard), g_rows(s, s * shard), size_t(shard) * row_bytes,
-                                        cudaMemcpyDeviceToDevice, side));
+                                        cudaMemcpyDeviceToDevice, rt->side()));
       }
-      for (int64_t b = 0; b < blocks; ++b) {
-        if (done_at[static_cast<size_t>(b)] == t) signals->write_on_stream(block_flags + b, epoch, side);
-      }
+      ops::launch_ag_release_blocks(gp, t, rt->side());  // the blocks ring step t completes
     }
-    GemmArgs g = core_args(args, L.m);
-    g.wait.flags = block_flags;
-    g.wait.value = epoch;
-    g.order = &L.order;
-    ce_gemm->run(g, stream);
-    FLUX_CUDA_CHECK(cudaEventRecord(join, side));
-    FLUX_CUDA_CHECK(cudaStreamWaitEvent(stream, join, 0));
+    ce_gemm->run(waiting_core_args(args, L), stream);
+    rt->join(stream);
   }
 
   void run_sequential(const AgGemmLayout& L, const AgGemmArgs& args, cudaStream_t stream) {
     if (comm->nccl_available()) {
-      FLUX_NCCL_CHECK(ncclAllGather(args.a_shard.data, gathered->local(), size_t(L.shard_rows) * size_t(desc.k),
-                                    desc.dtype == DType::kBF16 ? ncclBfloat16 : ncclFloat16, comm->nccl(), stream));
+      FLUX_NCCL_CALL(*comm, ncclAllGather(args.a_shard.data, gathered->local(), size_t(L.shard_rows) * size_t(desc.k),
+                                          desc.dtype == DType::kBF16 ? ncclBfloat16 : ncclFloat16, comm->nccl(), stream));
     } else {
       ops::AgGatherParams gp = gather_params(L, 128);
       FLUX_CUDA_CHECK(cudaMemsetAsync(block_parts, 0, sizeof(uint32_t) * size_t(gp.num_blocks), stream));
       ops::launch_ag_gather(gp, L.gather_sms, stream);
     }
-    cublas_for(L.m, args.bias.data != nullptr).run(core_args(args, L.m), stream);
+    cublas_for(L.m, args.bias.data != nullptr, 0).run(core_args(args, L.m), stream);
   }
 
   void run_decomposed(const AgGemmLayout& L, const AgGemmArgs& args, cudaStream_t stream) {
     const int64_t shard = L.shard_rows;
     const size_t row_bytes = size_t(desc.k) * dtype_size(desc.dtype);
     const size_t out_row_bytes = size_t(desc.n_per_rank) * dtype_size(desc.dtype);
-    FLUX_CUDA_CHECK(cudaEventRecord(fork, stream));
-    FLUX_CUDA_CHECK(cudaStreamWaitEvent(side, fork, 0));
+    rt->fork(stream);
     for (int t = 0; t < world; ++t) {
       const int s = (rank + t) % world;
-      cudaStream_t st = t % 2 == 0 ? stream : side;
+      const int slot = t % 2;
+      cudaStream_t st = slot == 0 ? stream : rt->side();
       if (t > 0) {
-        signals->wait_peer_on_stream(s, 0, epoch, st);
+        rt->signals().wait_epoch_on_stream(s, s, st);
         FLUX_CUDA_CHECK(cudaMemcpyAsync(g_rows(rank, s * shard), g_rows(s, s * shard), size_t(shard) * row_bytes,
                                         cudaMemcpyDeviceToDevice, st));
       }
@@ -201,10 +182,9 @@ struct AgGemmPlan::Impl {
       g.b = args.b.data;
       g.bias = args.bias.data;
       g.c = static_cast<char*>(args.out.mutable_data()) + size_t(s * shard) * out_row_bytes;
-      cublas_for(shard, args.bias.data != nullptr).run(g, st);
+      cublas_for(shard, args.bias.data != nullptr, slot).run(g, st);
     }
-    FLUX_CUDA_CHECK(cudaEventRecord(join, side));
-    FLUX_CUDA_CHECK(cudaStreamWaitEvent(stream, join, 0));
+    rt->join(stream);
   }
 };
 
@@ -222,7 +202,6 @@ AgGemmPlan::AgGemmPlan(Communicator& comm, const AgGemmDesc& desc, const AgGemmO
                  " (expected a positive multiple of the world size ", p.world, ")");
   p.forced = options.impl != AgGemmImpl::kAuto ? options.impl : parse_ag_gemm_impl(knobs::get_string("FLUX_AG_GEMM_IMPL"));
   p.gather_sms = options.gather_sms > 0 ? options.gather_sms : static_cast<int32_t>(knobs::get_int("FLUX_AG_GEMM_GATHER_SMS"));
-  comm.check_same("ag_gemm plan", describe(desc, options, p.world));
   p.limits = query_device_limits(comm.device());
   FLUX_CHECK_ARG(p.gather_sms >= 1 && p.gather_sms <= p.limits.sm_count / 2, "flux ag_gemm: gather_sms ", p.gather_sms,
                  " (expected 1..", p.limits.sm_count / 2, " on this ", p.limits.sm_count, "-SM device)");
@@ -236,23 +215,29 @@ AgGemmPlan::AgGemmPlan(Communicator& comm, const AgGemmDesc& desc, const AgGemmO
   GemmDesc core{desc.n_per_rank, desc.k, desc.dtype, desc.layout};
   go.max_sms = 0;
   p.full_gemm = std::make_unique<GemmPlan>(core, go);
+  int gemm_sms = 0, gather = 0;
   if (p.world > 1) {
-    int gemm_sms = 0, gather = 0;
     ops::ag_gemm_sm_split(p.limits.sm_count, p.ranks_on_gpu, p.gather_sms, &gemm_sms, &gather);
     go.max_sms = gemm_sms;
     p.fused_gemm = std::make_unique<GemmPlan>(core, go);
-    go.max_sms = comm.shares_gpu() ? gemm_sms + gather : 0;
+    go.max_sms = ops::ag_gemm_ce_gemm_sms(p.limits.sm_count, comm.shares_gpu(), gemm_sms, gather);
     p.ce_gemm = std::make_unique<GemmPlan>(core, go);
+  }
+  // Compare what every rank resolved (knobs included); a difference fails on every rank, named.
+  comm.check_same("ag_gemm plan",
+                  detail::cat("W=", p.world, " max_m=", desc.max_m, " n_per_rank=", desc.n_per_rank, " k=", desc.k, " ",
+                              to_string(desc.dtype), " ", to_string(desc.layout), " impl=", to_string(p.forced),
+                              " gather_sms=", p.gather_sms, " split=", gemm_sms, "+", gather, " initial_epoch=",
+                              options.initial_epoch, " gemm: ", p.full_gemm->resolved_options(),
+                              p.fused_gemm ? " fused gemm: " + p.fused_gemm->resolved_options() : std::string(),
+                              p.ce_gemm ? " ce gemm: " + p.ce_gemm->resolved_options() : std::string()));
+  if (p.world > 1) {
+    p.rt = std::make_unique<ops::OpRuntime>(comm, "ag_gemm", ops::OpRuntimeOptions{p.world, options.initial_epoch});
     p.gathered = std::make_unique<SymmetricBuffer>(comm, size_t(desc.max_m) * size_t(desc.k) * dtype_size(desc.dtype),
                                                    "ag_gemm gathered A");
-    p.signals = std::make_unique<SignalSet>(comm, 1, "ag_gemm");
     p.max_blocks = (desc.max_m + kMinBlockRows - 1) / kMinBlockRows;
     FLUX_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&p.block_flags), sizeof(uint32_t) * size_t(p.max_blocks)));
-    FLUX_CUDA_CHECK(cudaMemset(p.block_flags, 0, sizeof(uint32_t) * size_t(p.max_blocks)));
     FLUX_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&p.block_parts), sizeof(uint32_t) * size_t(p.max_blocks)));
-    FLUX_CUDA_CHECK(cudaStreamCreateWithFlags(&p.side, cudaStreamNonBlocking));
-    FLUX_CUDA_CHECK(cudaEventCreateWithFlags(&p.fork, cudaEventDisableTiming));
-    FLUX_CUDA_CHECK(cudaEventCreateWithFlags(&p.join, cudaEventDisableTiming));
   }
 }
 
@@ -278,6 +263,7 @@ TensorRef AgGemmPlan::run(const AgGemmArgs& args, cudaStream_t stream, AgGemmImp
   }
   check_tensor(op, "out", args.out, m, p.desc.n_per_rank, p.desc.dtype);
   if (args.bias.data) check_tensor(op, "bias", args.bias, 1, p.desc.n_per_rank, p.desc.dtype);
+  p.comm->check_fault();  // fail-stop: nothing runs on a communicator that has failed
   if (p.world == 1) {
     GemmArgs g;
     g.m = m;
@@ -289,13 +275,14 @@ TensorRef AgGemmPlan::run(const AgGemmArgs& args, cudaStream_t stream, AgGemmImp
     return args.a_shard;
   }
   const AgGemmLayout L = layout(m, impl);
-  ++p.epoch;
-  p.signals->barrier_on_stream(stream);  // no peer still reads my gather buffer from the last call
+  // No peer still reads my gather buffer from the last call; my block flags are refreshed.
+  const FlagRange refresh{p.block_flags, p.max_blocks};
+  p.rt->begin(stream, &refresh, 1);
   const bool nccl_gather = L.impl == AgGemmImpl::kSequential && p.comm->nccl_available();
   if (!nccl_gather) {
     FLUX_CUDA_CHECK(cudaMemcpyAsync(p.g_rows(p.rank, p.rank * shard), args.a_shard.data,
                                     size_t(args.a_shard.bytes()), cudaMemcpyDeviceToDevice, stream));
-    p.signals->write_on_stream(p.signals->local(), p.epoch, stream);  // my shard is in place
+    p.rt->signals().set_epoch_on_stream(p.rank, stream);  // my shard is in place: ready[rank] = e everywhere
   }
   switch (L.impl) {
     case AgGemmImpl::kFused: p.run_fused(L, args, stream); break;
@@ -304,12 +291,14 @@ TensorRef AgGemmPlan::run(const AgGemmArgs& args, cudaStream_t stream, AgGemmImp
     case AgGemmImpl::kDecomposed: p.run_decomposed(L, args, stream); break;
     default: FLUX_CHECK(false, "unresolved ag_gemm path");
   }
+  p.rt->end(stream);
   return TensorRef(p.gathered->local(), m, p.desc.k, p.desc.dtype);
 }
 
 void AgGemmPlan::check_status() {
   Impl& p = *impl_;
-  if (p.signals) p.signals->check_status();
+  if (p.rt) p.rt->check_status();
+  p.comm->check_fault();
   p.full_gemm->check_status();
   if (p.fused_gemm) p.fused_gemm->check_status();
   if (p.ce_gemm) p.ce_gemm->check_status();
@@ -319,7 +308,7 @@ void AgGemmPlan::release() {
   Impl& p = *impl_;
   if (p.world == 1) return;
   FLUX_CUDA_CHECK(cudaDeviceSynchronize());
-  p.signals->release();
+  p.rt->release();
   p.gathered->release();
 }
 

@@ -69,6 +69,10 @@ void ag_gemm_sm_split(int sm_count, int ranks_on_gpu, int gather_sms, int* gemm_
   *gemm_sms = std::max(share - gather, 2);
 }
 
+int ag_gemm_ce_gemm_sms(int sm_count, bool shares_gpu, int gemm_sms, int gather_sms) {
+  return shares_gpu ? gemm_sms + gather_sms : std::max(sm_count - 1, 1);
+}
+
 AgGemmLayout plan_ag_gemm(int64_t m, const AgGemmDesc& desc, int world_size, int rank, bool shares_gpu,
                           int ranks_on_gpu, int sm_count, int gather_sms, AgGemmImpl forced) {
   FLUX_CHECK_ARG(m >= 1 && m <= desc.max_m, "flux ag_gemm: M = ", m, " (expected 1 <= M <= max_m = ", desc.max_m, ")");
@@ -88,7 +92,7 @@ AgGemmLayout plan_ag_gemm(int64_t m, const AgGemmDesc& desc, int world_size, int
                  "an SM the waiting GEMM holds); use fused, sequential or decomposed");
   ag_gemm_sm_split(sm_count, shares_gpu ? ranks_on_gpu : 1, gather_sms, &out.gemm_sms, &out.gather_sms);
   if (out.impl == AgGemmImpl::kFusedCopyEngine) {
-    out.gemm_sms = shares_gpu ? out.gemm_sms + out.gather_sms : sm_count;
+    out.gemm_sms = ag_gemm_ce_gemm_sms(sm_count, shares_gpu, out.gemm_sms, out.gather_sms);
     out.gather_sms = 0;
   }
   if (world_size > 1) {

@@ -11,6 +11,10 @@ namespace flux::ops {
 // (ranks_on_gpu >= 1), the gather takes at most a quarter of a rank's share.
 void ag_gemm_sm_split(int sm_count, int ranks_on_gpu, int gather_sms, int* gemm_sms, int* gather_sms_out);
 
+// SMs of fused_ce's GEMM: the rank's share (gemm + gather) when ranks share a GPU (fused_ce is refused
+// there anyway), else every SM but one, which the one-CTA wait / flag kernels of the side stream use.
+int ag_gemm_ce_gemm_sms(int sm_count, bool shares_gpu, int gemm_sms, int gather_sms);
+
 AgGemmLayout plan_ag_gemm(int64_t m, const AgGemmDesc& desc, int world_size, int rank, bool shares_gpu,
                           int ranks_on_gpu, int sm_count, int gather_sms, AgGemmImpl forced);
 

@@ -1,17 +1,22 @@
 // src/ops/gemm_rs/gemm_rs.cpp — GEMM+RS: the plan (validation, workspace) and the three paths.
 //
 // Workspace (allocated once, for max_m): a symmetric partial buffer P [max_m, n] (this rank's
-// partial C, read by the peers), symmetric tile flags (epoch-valued: never reset), a local fp32
-// accumulator [max_m / W, n], a SignalSet for the per-call device barrier and the waits' status.
+// partial C, read by the peers), symmetric tile flags (epoch-valued), a local fp32 accumulator
+// [max_m / W, n], and the shared op runtime (src/ops/common/op_runtime.h: signals, side stream, cuBLAS
+// workspaces made at plan build).
 //
-// Every call first runs a device barrier on the stream: a rank may overwrite P only when every peer
-// has finished reading it in the previous call. Then, by path:
+// Every call (W > 1) starts with the op runtime's protocol: fail-stop check, ordering after the previous
+// call, then the device barrier, which advances the per-call epoch e on the device and refreshes every
+// tile flag of this rank to e - 1 (so a rank may overwrite P only when every peer has finished reading
+// it in the previous call, and no flag lags by more than a call). Every kernel reads e from the device:
+// the GEMM publishes tiles with value_ptr = epoch, the reductions wait for it. Then, by path:
 //   fused       GEMM core (SMs - reduce_sms, rank-rotated order, tiles published) on the stream, the
-//               reduction (reduce_sms CTAs) on a side stream forked from it; the stream joins it.
+//               reduction (reduce_sms CTAs) on the side stream forked from it; the stream joins it.
 //   sequential  cuBLAS GEMM, then NCCL reduce-scatter (distinct GPUs) or flags + the reduction kernel
 //               on all SMs (ranks sharing a GPU).
 //   decomposed  C column chunks: GEMM of chunk c on the stream, its reduce-scatter on the side stream
 //               while the stream computes chunk c+1.
+// Every path is CUDA-graph safe: no per-call host value reaches a kernel or a stream operation.
 #include <nccl.h>
 
 #include <algorithm>
@@ -24,6 +29,7 @@
 #include "flux/knobs.h"
 #include "src/common/check.h"
 #include "src/common/nccl_check.h"
+#include "src/ops/common/op_runtime.h"
 #include "src/ops/gemm_rs/gemm_rs_plan.h"
 #include "src/ops/gemm_rs/gemm_rs_reduce.h"
 
@@ -36,12 +42,6 @@ constexpr int kMaxChunks = 64;
 
 ncclDataType_t nccl_type(DType d) { return d == DType::kBF16 ? ncclBfloat16 : ncclFloat16; }
 
-std::string describe(const GemmRsDesc& d, const GemmRsOptions& o, int world) {
-  return detail::cat("W=", world, " max_m=", d.max_m, " n=", d.n, " k_per_rank=", d.k_per_rank, " ", to_string(d.dtype),
-                     " ", to_string(d.layout), " impl=", to_string(o.impl), " reduce_sms=", o.reduce_sms,
-                     " col_bands=", o.col_bands, " chunks=", o.decomposed_chunks, " config=", o.gemm.config);
-}
-
 }  // namespace
 
 struct GemmRsPlan::Impl {
@@ -53,36 +53,32 @@ struct GemmRsPlan::Impl {
   GemmRsImpl forced = GemmRsImpl::kAuto;
   int32_t reduce_sms = 8;
   int32_t chunks = 4;
+  std::unique_ptr<ops::OpRuntime> rt;
   std::unique_ptr<GemmPlan> fused_gemm;  // on the SMs the reduction leaves
   std::unique_ptr<GemmPlan> full_gemm;   // all SMs: W = 1
   std::unique_ptr<SymmetricBuffer> partial, flags;
-  std::unique_ptr<SignalSet> signals;
   float* acc = nullptr;
   int64_t flag_count = 0;
-  uint32_t epoch = 0;
-  cudaStream_t side = nullptr;
-  cudaEvent_t fork = nullptr, join = nullptr;
   std::vector<cudaEvent_t> chunk_done;
-  std::map<std::tuple<int64_t, int64_t, bool>, std::unique_ptr<CublasGemm>> cublas;  // (m, n chunk, bias)
+  // (m, n chunk, bias, stream slot) -> cuBLAS plan on that slot's workspace (made on first use: host
+  // work only, so also while a stream is being captured).
+  std::map<std::tuple<int64_t, int64_t, bool, int>, std::unique_ptr<CublasGemm>> cublas;
 
   ~Impl() {
     for (cudaEvent_t e : chunk_done) cudaEventDestroy(e);
-    if (fork) cudaEventDestroy(fork);
-    if (join) cudaEventDestroy(join);
-    if (side) cudaStreamDestroy(side);
     if (acc) cudaFree(acc);
   }
 
   uint32_t* my_flags() const { return static_cast<uint32_t*>(flags->local()); }
   void* my_partial() const { return partial->local(); }
 
-  CublasGemm& cublas_for(int64_t m, int64_t n_chunk, bool bias) {
-    auto key = std::make_tuple(m, n_chunk, bias);
+  CublasGemm& cublas_for(int64_t m, int64_t n_chunk, bool bias, int slot) {
+    auto key = std::make_tuple(m, n_chunk, bias, slot);
     auto it = cublas.find(key);
     if (it != cublas.end()) return *it->second;
     GemmDesc d{n_chunk, desc.k_per_rank, desc.dtype, desc.layout};
     int64_t ldb = desc.layout == WeightLayout::kKN ? desc.n : 0;  // a column block of B [K, N]
-    auto made = std::make_unique<CublasGemm>(d, m, bias, 1, ldb, 0);
+    auto made = std::make_unique<CublasGemm>(d, m, bias, 1, ldb, 0, &rt->cublas(slot));
     CublasGemm& ref = *made;
     cublas.emplace(key, std::move(made));
     return ref;
@@ -97,21 +93,17 @@ struct GemmRsPlan::Impl {
     p.world = world;
     p.partials = partial->device_peers();
     p.flags = reinterpret_cast<uint32_t* const*>(flags->device_peers());
-    p.epoch = epoch;
+    p.epoch = rt->epoch();
     p.acc = acc;
     p.out = args.out.mutable_data();
     p.bias = args.bias.data;
-    p.ctx.status = signals->device_status();
-    p.ctx.timeout_ns = signals->wait_timeout_ns();
-    p.ctx.site = WaitSite::kSignalWait;
-    p.ctx.rank = rank;
+    p.ctx = rt->wait_context(-1);
     return p;
   }
 
   void run_fused(const GemmRsLayout& L, const GemmRsArgs& args, cudaStream_t stream) {
     const int64_t m = L.m;
-    FLUX_CUDA_CHECK(cudaEventRecord(fork, stream));
-    FLUX_CUDA_CHECK(cudaStreamWaitEvent(side, fork, 0));
+    rt->fork(stream);
     GemmArgs g;
     g.m = m;
     g.a = args.a.data;
@@ -119,7 +111,7 @@ struct GemmRsPlan::Impl {
     g.c = my_partial();
     g.publish.mode = PublishMode::kTileFlag;
     g.publish.flags = my_flags();
-    g.publish.value = epoch;
+    g.publish.value_ptr = rt->epoch();
     g.order = &L.order;
     fused_gemm->run(g, stream);
     ops::RsReduceParams p = reduce_params(m, args);
@@ -132,9 +124,8 @@ struct GemmRsPlan::Impl {
     p.col_bands = L.col_bands;
     p.band_begin = 0;
     p.band_end = L.col_bands;
-    ops::launch_gemm_rs_reduce(desc.dtype, p, L.reduce_sms, side);
-    FLUX_CUDA_CHECK(cudaEventRecord(join, side));
-    FLUX_CUDA_CHECK(cudaStreamWaitEvent(stream, join, 0));
+    ops::launch_gemm_rs_reduce(desc.dtype, p, L.reduce_sms, rt->side());
+    rt->join(stream);
   }
 
   // Flags for a [m, n_chunk] block at flag_offset on the 128 x n_chunk grid, then its reduction.
@@ -168,14 +159,14 @@ struct GemmRsPlan::Impl {
     g.b = args.b.data;
     g.bias = bias_in_gemm ? args.bias.data : nullptr;
     g.c = my_partial();
-    cublas_for(m, desc.n, bias_in_gemm).run(g, stream);
+    cublas_for(m, desc.n, bias_in_gemm, 0).run(g, stream);
     if (nccl) {
-      FLUX_NCCL_CHECK(ncclReduceScatter(my_partial(), args.out.mutable_data(), size_t(m / world) * size_t(desc.n),
-                                        nccl_type(desc.dtype), ncclSum, comm->nccl(), stream));
+      FLUX_NCCL_CALL(*comm, ncclReduceScatter(my_partial(), args.out.mutable_data(), size_t(m / world) * size_t(desc.n),
+                                              nccl_type(desc.dtype), ncclSum, comm->nccl(), stream));
       return;
     }
     const int64_t tiles = ((m + kSequentialTile - 1) / kSequentialTile) * ((desc.n + kSequentialTile - 1) / kSequentialTile);
-    ops::launch_fill_flags(my_flags(), tiles, epoch, stream);
+    ops::launch_fill_flags(my_flags(), tiles, rt->epoch(), stream);
     // Alone on its GPU the reduction may take every SM; when ranks share a GPU each takes reduce_sms,
     // or W ranks' spinning reductions would fill every SM and starve a peer's GEMM (measured: W = 8 on
     // one H200 stalled until the wait timeout).
@@ -190,8 +181,7 @@ struct GemmRsPlan::Impl {
     const int c_count = static_cast<int>(std::min<int64_t>(chunks, desc.n / 8));
     std::vector<int64_t> col(static_cast<size_t>(c_count + 1));
     for (int c = 0; c <= c_count; ++c) col[c] = (int64_t(c) * (desc.n / 8) / c_count) * 8;
-    FLUX_CUDA_CHECK(cudaEventRecord(fork, stream));
-    FLUX_CUDA_CHECK(cudaStreamWaitEvent(side, fork, 0));
+    rt->fork(stream);
     int64_t partial_offset = 0, flag_offset = 0;
     for (int c = 0; c < c_count; ++c) {
       const int64_t nc = col[c + 1] - col[c];
@@ -204,26 +194,26 @@ struct GemmRsPlan::Impl {
       g.bias = bias_in_gemm ? static_cast<const char*>(args.bias.data) + col[c] * int64_t(es) : nullptr;
       // Chunk c is a packed [m, nc] block of P (the reduce-scatter needs it contiguous).
       g.c = static_cast<char*>(my_partial()) + partial_offset * int64_t(es);
-      cublas_for(m, nc, bias_in_gemm).run(g, stream);
+      cublas_for(m, nc, bias_in_gemm, 0).run(g, stream);
       const int64_t chunk_flags = (m + kSequentialTile - 1) / kSequentialTile;
-      if (!nccl) ops::launch_fill_flags(my_flags() + flag_offset, chunk_flags, epoch, stream);
+      if (!nccl) ops::launch_fill_flags(my_flags() + flag_offset, chunk_flags, rt->epoch(), stream);
       FLUX_CUDA_CHECK(cudaEventRecord(chunk_done[c], stream));
-      FLUX_CUDA_CHECK(cudaStreamWaitEvent(side, chunk_done[c], 0));
+      FLUX_CUDA_CHECK(cudaStreamWaitEvent(rt->side(), chunk_done[c], 0));
       if (nccl) {
         // Receive into the accumulator's memory (seg x nc elements of dtype fit), then place the columns.
-        FLUX_NCCL_CHECK(ncclReduceScatter(g.c, acc, size_t(seg) * size_t(nc), nccl_type(desc.dtype), ncclSum,
-                                          comm->nccl(), side));
+        FLUX_NCCL_CALL(*comm, ncclReduceScatter(g.c, acc, size_t(seg) * size_t(nc), nccl_type(desc.dtype), ncclSum,
+                                                comm->nccl(), rt->side()));
         FLUX_CUDA_CHECK(cudaMemcpy2DAsync(static_cast<char*>(args.out.mutable_data()) + col[c] * int64_t(es),
                                           size_t(desc.n) * es, acc, size_t(nc) * es, size_t(nc) * es, size_t(seg),
-                                          cudaMemcpyDeviceToDevice, side));
+                                          cudaMemcpyDeviceToDevice, rt->side()));
       } else {
-        flux_reduce_block(m, col[c], nc, partial_offset, flag_offset, static_cast<int32_t>(nc), args, reduce_sms, side);
+        flux_reduce_block(m, col[c], nc, partial_offset, flag_offset, static_cast<int32_t>(nc), args, reduce_sms,
+                          rt->side());
       }
       partial_offset += m * nc;
       flag_offset += chunk_flags;
     }
-    FLUX_CUDA_CHECK(cudaEventRecord(join, side));
-    FLUX_CUDA_CHECK(cudaStreamWaitEvent(stream, join, 0));
+    rt->join(stream);
   }
 };
 
@@ -246,8 +236,6 @@ GemmRsPlan::GemmRsPlan(Communicator& comm, const GemmRsDesc& desc, const GemmRsO
   p.opt.col_bands = static_cast<int32_t>(bands);
   p.chunks = options.decomposed_chunks > 0 ? options.decomposed_chunks : 4;
   FLUX_CHECK_ARG(p.chunks <= kMaxChunks, "flux gemm_rs: decomposed_chunks ", p.chunks, " (expected 1..", kMaxChunks, ")");
-  // Plans that differ across ranks would compute garbage or hang: fail on every rank, naming the difference.
-  comm.check_same("gemm_rs plan", describe(desc, options, p.world));
 
   p.limits = query_device_limits(comm.device());
   FLUX_CHECK_ARG(p.reduce_sms >= 1 && p.reduce_sms <= p.limits.sm_count / 2, "flux gemm_rs: reduce_sms ", p.reduce_sms,
@@ -261,16 +249,24 @@ GemmRsPlan::GemmRsPlan(Communicator& comm, const GemmRsDesc& desc, const GemmRsO
   if (p.world > 1) {
     gemm_options.max_sms = p.limits.sm_count - p.reduce_sms;
     p.fused_gemm = std::make_unique<GemmPlan>(core, gemm_options);
+  }
+  // Plans that differ across ranks would compute garbage or hang: compare what every rank resolved
+  // (shapes, path, SM split, bands, chunks and the GEMM core's config / order / timeout, knobs
+  // included) and fail on every rank, naming the difference.
+  comm.check_same("gemm_rs plan",
+                  detail::cat("W=", p.world, " max_m=", desc.max_m, " n=", desc.n, " k_per_rank=", desc.k_per_rank, " ",
+                              to_string(desc.dtype), " ", to_string(desc.layout), " impl=", to_string(p.forced),
+                              " reduce_sms=", p.reduce_sms, " col_bands=", p.opt.col_bands, " chunks=", p.chunks,
+                              " initial_epoch=", options.initial_epoch, " gemm: ", p.full_gemm->resolved_options(),
+                              p.fused_gemm ? " fused gemm: " + p.fused_gemm->resolved_options() : std::string()));
+  if (p.world > 1) {
+    p.rt = std::make_unique<ops::OpRuntime>(comm, "gemm_rs", ops::OpRuntimeOptions{1, options.initial_epoch});
     const size_t es = dtype_size(desc.dtype);
     p.partial = std::make_unique<SymmetricBuffer>(comm, size_t(desc.max_m) * size_t(desc.n) * es, "gemm_rs partial");
     // Enough flags for the finest grids: GEMM tiles of >= 64 x 128, the unfused paths' 128 x n_chunk.
     p.flag_count = std::max(((desc.max_m + 63) / 64) * ((desc.n + 127) / 128), ((desc.max_m + 127) / 128) * kMaxChunks);
     p.flags = std::make_unique<SymmetricBuffer>(comm, size_t(p.flag_count) * sizeof(uint32_t), "gemm_rs flags");
-    p.signals = std::make_unique<SignalSet>(comm, 1, "gemm_rs");
     FLUX_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&p.acc), size_t(desc.max_m / p.world) * size_t(desc.n) * sizeof(float)));
-    FLUX_CUDA_CHECK(cudaStreamCreateWithFlags(&p.side, cudaStreamNonBlocking));
-    FLUX_CUDA_CHECK(cudaEventCreateWithFlags(&p.fork, cudaEventDisableTiming));
-    FLUX_CUDA_CHECK(cudaEventCreateWithFlags(&p.join, cudaEventDisableTiming));
     p.chunk_done.resize(kMaxChunks);
     for (cudaEvent_t& e : p.chunk_done) FLUX_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   }
@@ -303,6 +299,7 @@ void GemmRsPlan::run(const GemmRsArgs& args, cudaStream_t stream, GemmRsImpl imp
   check_tensor(op, "out", args.out, m / p.world, p.desc.n, p.desc.dtype);
   if (args.bias.data) check_tensor(op, "bias", args.bias, 1, p.desc.n, p.desc.dtype);
 
+  p.comm->check_fault();  // fail-stop: nothing runs on a communicator that has failed
   if (p.world == 1) {
     GemmArgs g;
     g.m = m;
@@ -314,19 +311,22 @@ void GemmRsPlan::run(const GemmRsArgs& args, cudaStream_t stream, GemmRsImpl imp
     return;
   }
   const GemmRsLayout L = layout(m, impl);
-  ++p.epoch;
-  p.signals->barrier_on_stream(stream);  // every peer is done reading my partial buffer of the last call
+  // Every peer is done reading my partial buffer and flags of the last call; my flags are refreshed.
+  const FlagRange refresh{p.my_flags(), p.flag_count};
+  p.rt->begin(stream, &refresh, 1);
   switch (L.impl) {
     case GemmRsImpl::kFused: p.run_fused(L, args, stream); break;
     case GemmRsImpl::kSequential: p.run_sequential(L, args, stream); break;
     case GemmRsImpl::kDecomposed: p.run_decomposed(L, args, stream); break;
     default: FLUX_CHECK(false, "unresolved gemm_rs path");
   }
+  p.rt->end(stream);
 }
 
 void GemmRsPlan::check_status() {
   Impl& p = *impl_;
-  if (p.signals) p.signals->check_status();
+  if (p.rt) p.rt->check_status();
+  p.comm->check_fault();
   p.full_gemm->check_status();
   if (p.fused_gemm) p.fused_gemm->check_status();
 }
@@ -335,7 +335,7 @@ void GemmRsPlan::release() {
   Impl& p = *impl_;
   if (p.world == 1) return;
   FLUX_CUDA_CHECK(cudaDeviceSynchronize());
-  p.signals->release();
+  p.rt->release();
   p.flags->release();
   p.partial->release();
 }

@@ -96,6 +96,7 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_rs_reduce_kernel(RsReducePar
   const int64_t seg1 = seg0 + p.segment_rows < p.m ? seg0 + p.segment_rows : p.m;
   if (seg1 <= seg0) return;
   const int32_t i0 = int32_t(seg0 / p.tile_m), i1 = int32_t((seg1 - 1) / p.tile_m);  // inclusive tile rows
+  const uint32_t epoch = *p.epoch;
   for (int32_t b = p.band_begin; b < p.band_end; ++b) {
     const int32_t uc0 = int32_t(int64_t(b) * p.units_n / p.col_bands);
     const int32_t uc1 = int32_t(int64_t(b + 1) * p.units_n / p.col_bands);
@@ -114,7 +115,7 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_rs_reduce_kernel(RsReducePar
           ctx.peer = s;
           const int32_t tile = i * p.tiles_n + j;
           // A timeout is recorded in ctx.status (rank, peer s, tile) and the kernel carries on.
-          device::wait_flag_geq(p.flags[s] + p.flag_offset + tile, p.epoch, tile, ctx);
+          device::wait_flag_geq(p.flags[s] + p.flag_offset + tile, epoch, tile, ctx);
         }
         __syncthreads();
         const int64_t r0 = int64_t(i) * p.tile_m > seg0 ? int64_t(i) * p.tile_m : seg0;
@@ -146,7 +147,8 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_rs_reduce_kernel(RsReducePar
   }
 }
 
-__global__ void fill_flags_kernel(uint32_t* flags, int64_t count, uint32_t epoch) {
+__global__ void fill_flags_kernel(uint32_t* flags, int64_t count, const uint32_t* epoch_ptr) {
+  const uint32_t epoch = *epoch_ptr;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x) {
     device::st_release_sys(flags + i, epoch);
   }
@@ -165,7 +167,7 @@ void launch_gemm_rs_reduce(DType dtype, const RsReduceParams& params, int ctas, 
   FLUX_CUDA_CHECK_LAUNCH("gemm_rs_reduce_kernel");
 }
 
-void launch_fill_flags(uint32_t* flags, int64_t count, uint32_t epoch, cudaStream_t stream) {
+void launch_fill_flags(uint32_t* flags, int64_t count, const uint32_t* epoch, cudaStream_t stream) {
   int blocks = static_cast<int>(count / 256 + 1 < 1024 ? count / 256 + 1 : 1024);
   fill_flags_kernel<<<blocks, 256, 0, stream>>>(flags, count, epoch);
   FLUX_CUDA_CHECK_LAUNCH("fill_flags_kernel");

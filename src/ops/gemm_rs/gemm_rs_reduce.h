@@ -2,7 +2,7 @@
 //
 // Rank r owns output rows [r * segment_rows, (r + 1) * segment_rows). Every rank s has written its
 // partial C_s [m, n] into its symmetric buffer P_s and released, per tile (i, j) of a tile_m x tile_n
-// grid, flags_s[i * tiles_n + j] = epoch. The reduction on rank r walks the tiles that intersect its
+// grid, flags_s[i * tiles_n + j] = epoch (read from device memory: the call's epoch). The reduction on rank r walks the tiles that intersect its
 // rows, column band by column band (the GEMM's outermost order), and for each band takes the sources
 // in ring order s = r-1, r-2, ..., r (the order in which the rank-rotated GEMMs produce segment r):
 //   step 0: acc = P_s;  steps 1..W-2: acc += P_s;  step W-1 (s = r): out = acc + P_r + bias
@@ -35,7 +35,7 @@ struct RsReduceParams {
   int64_t partial_offset = 0;           // elements
   uint32_t* const* flags = nullptr;     // [world] tile flags of each rank, from flags_s + flag_offset
   int64_t flag_offset = 0;              // entries
-  uint32_t epoch = 0;
+  const uint32_t* epoch = nullptr;      // device word: the call's epoch (the flags' awaited value)
   float* acc = nullptr;                 // [segment_rows, n] fp32, local
   void* out = nullptr;                  // [segment_rows, n] of dtype, rows out_ld elements apart
   int64_t out_ld = 0;                   // 0: n
@@ -46,7 +46,7 @@ struct RsReduceParams {
 // Launches `ctas` CTAs of the reduction on `stream` (throws CudaError on a launch failure).
 void launch_gemm_rs_reduce(DType dtype, const RsReduceParams& params, int ctas, cudaStream_t stream);
 
-// flags[i] = epoch for i < count (the unfused paths publish a whole GEMM at once).
-void launch_fill_flags(uint32_t* flags, int64_t count, uint32_t epoch, cudaStream_t stream);
+// flags[i] = *epoch for i < count (the unfused paths publish a whole GEMM at once).
+void launch_fill_flags(uint32_t* flags, int64_t count, const uint32_t* epoch, cudaStream_t stream);
 
 }  // namespace flux::ops
