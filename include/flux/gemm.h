@@ -123,6 +123,12 @@ struct GemmArgs {
   // This call's tile order instead of GemmOptions::order (its raster / swizzle, when auto, still come
   // from the plan); fused ops set it because segment rows follow M.
   const TileOrderSpec* order = nullptr;
+  // Launch as a programmatic dependent of the kernel just before it on the stream: the GEMM does not
+  // start before every CTA of that kernel has started (it must issue griddepcontrol.launch_dependents
+  // at its start) or finished. A fused op whose GEMM waits on such a helper kernel uses this so the
+  // helper is always resident when the GEMM waits, whatever else holds SMs (and if the runtime chooses
+  // not to overlap the two, the GEMM simply starts after the helper: still correct).
+  bool after_resident_helper = false;
 };
 
 class GemmPlan {

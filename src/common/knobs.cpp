@@ -21,12 +21,20 @@ const std::vector<Knob>& all() {
        "the job's rendezvous secret, the same on every rank (flux-run generates one); a peer without it is rejected"},
       {"FLUX_RDZV_TIMEOUT_MS", "120000",
        "bound, in milliseconds, on the rendezvous and on every host collective and stream-ordered signal wait"},
+      {"FLUX_RDZV_LISTEN_FD", "-1",
+       "rank 0 only: a file descriptor of a TCP socket already bound to MASTER_PORT and listening, inherited from the "
+       "launcher (flux-run sets it, so the port is never free between the launcher choosing it and rank 0 using it); "
+       "-1 = rank 0 binds MASTER_PORT itself"},
       {"FLUX_DEVICE", "-1", "GPU ordinal of this rank; -1 = LOCAL_RANK modulo the number of visible GPUs"},
       {"FLUX_GEMM_RS_IMPL", "auto", "GEMM+RS path: auto (the rule), fused, sequential or decomposed"},
       {"FLUX_GEMM_RS_REDUCE_SMS", "8", "SMs given to the fused GEMM+RS reduction kernel (the GEMM gets the rest)"},
       {"FLUX_AG_GEMM_IMPL", "auto", "AG+GEMM path: auto (the rule), fused, fused_ce, sequential or decomposed"},
       {"FLUX_AG_GEMM_GATHER_SMS", "8",
        "SMs given to the fused AG+GEMM gather kernel (at most a quarter of a rank's share when ranks share a GPU)"},
+      {"FLUX_CHAOS_SEED", "0",
+       "chaos mode for tests: a non-zero seed makes the fused ops' publish, gather, reduction, barrier and wait "
+       "steps take random delays (up to 20 us each, a quarter of the steps), so that orderings a single fast GPU "
+       "never produces show up; 0 = off"},
       {"FLUX_GEMM_RS_COL_BANDS", "0", "column bands of the fused GEMM+RS tile order; 0 = auto (a band of B and of the "
                                       "accumulator fit in half the L2)"},
   };

@@ -61,6 +61,26 @@ __device__ __forceinline__ void bulk_store_wait_all() {
   asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
 }
 
+// Chaos mode (FLUX_CHAOS_SEED != 0): a delay of 0..kChaosMaxNs at a step of the protocol (a publish,
+// a gather piece, a reduction tile, a barrier), pseudo-random from the seed, the step (`salt`), the CTA
+// and the clock, so that orderings one fast GPU never produces (a late flag, a slow peer) happen in
+// tests. Off, it is one predicated branch.
+constexpr uint64_t kChaosMaxNs = 20000;
+__device__ __forceinline__ void chaos_delay(uint32_t seed, uint32_t salt) {
+  if (seed == 0u) return;
+  uint64_t t0 = globaltimer_ns();
+  uint32_t x = seed ^ (salt * 0x9e3779b9u) ^ (blockIdx.x * 0x85ebca6bu) ^ uint32_t(t0 >> 10);
+  x ^= x >> 16;
+  x *= 0x7feb352du;
+  x ^= x >> 15;
+  x *= 0x846ca68bu;
+  x ^= x >> 16;
+  if ((x & 3u) != 0u) return;  // a quarter of the steps are delayed
+  const uint64_t ns = uint64_t(x >> 8) % kChaosMaxNs;
+  while (globaltimer_ns() - t0 < ns) {
+  }
+}
+
 // True once `seen` has reached `value` (wrap-safe: see the file comment).
 __device__ __forceinline__ bool flag_reached(uint32_t seen, uint32_t value) {
   return static_cast<int32_t>(seen - value) >= 0;

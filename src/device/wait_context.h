@@ -16,9 +16,11 @@ struct WaitContext {
   WaitSite site = WaitSite::kNone;
   int32_t rank = -1;                      // waiting rank, -1 where not multi-rank
   int32_t peer = -1;                      // rank expected to set the flag, -1 where unknown
+  uint32_t chaos_seed = 0;                // FLUX_CHAOS_SEED: random delays at the protocol's steps (0: off)
 };
 
-inline WaitContext make_wait_context(const FaultDomain& fault, uint64_t timeout_ns, WaitSite site, int32_t peer = -1) {
+inline WaitContext make_wait_context(const FaultDomain& fault, uint64_t timeout_ns, WaitSite site, int32_t peer = -1,
+                                     uint32_t chaos_seed = 0) {
   WaitContext ctx;
   ctx.status = fault.local;
   ctx.peers = fault.peers;
@@ -28,6 +30,7 @@ inline WaitContext make_wait_context(const FaultDomain& fault, uint64_t timeout_
   ctx.site = site;
   ctx.rank = fault.rank;
   ctx.peer = peer;
+  ctx.chaos_seed = chaos_seed;
   return ctx;
 }
 

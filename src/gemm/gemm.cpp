@@ -138,6 +138,7 @@ struct GemmPlan::Impl {
   Raster raster = Raster::kAuto;          // option, else knob
   int32_t swizzle = 0;                    // option, else knob
   uint64_t timeout_ns = 0;
+  uint32_t chaos_seed = 0;                // knob FLUX_CHAOS_SEED
   DeviceStatus* status = nullptr;         // device memory, one record
 };
 
@@ -166,6 +167,7 @@ GemmPlan::GemmPlan(const GemmDesc& desc, const GemmOptions& options) : impl_(std
     p.timeout_ns = static_cast<uint64_t>(ms) * 1000000ull;
   }
 
+  p.chaos_seed = static_cast<uint32_t>(knobs::get_int("FLUX_CHAOS_SEED"));
   p.limits = query_device_limits(options.device);
   if (p.limits.cc_major != 9 || p.limits.cc_minor != 0) {
     throw Unsupported(detail::cat("flux gemm: device ", p.limits.device, " (", p.limits.name, ") is sm_", p.limits.cc_major,
@@ -204,7 +206,8 @@ std::string GemmPlan::resolved_options() const {
   const Impl& p = *impl_;
   return detail::cat("config=", p.forced_config >= 0 ? gemm_configs()[p.forced_config].name : "auto", " raster=",
                      p.raster == Raster::kAuto ? "auto" : (p.raster == Raster::kRowMajor ? "row" : "col"),
-                     " swizzle=", p.swizzle, " max_sms=", p.options.max_sms, " wait_timeout_ns=", p.timeout_ns);
+                     " swizzle=", p.swizzle, " max_sms=", p.options.max_sms, " wait_timeout_ns=", p.timeout_ns,
+                     " chaos_seed=", p.chaos_seed);
 }
 const DeviceLimits& GemmPlan::device_limits() const { return impl_->limits; }
 DeviceStatus* GemmPlan::device_status() const { return impl_->status; }
@@ -266,7 +269,8 @@ void GemmPlan::run(const GemmArgs& args, cudaStream_t stream) const {
       fault.local = p.status;
       fault.rank = p.options.rank;
     }
-    launch.wait.ctx = device::make_wait_context(fault, p.timeout_ns, WaitSite::kGemmWaitBeforeLoad, args.wait.peer);
+    launch.wait.ctx =
+        device::make_wait_context(fault, p.timeout_ns, WaitSite::kGemmWaitBeforeLoad, args.wait.peer, p.chaos_seed);
     if (launch.wait.ctx.rank < 0) launch.wait.ctx.rank = p.options.rank;
   }
   if (args.publish.mode != PublishMode::kNone) {
@@ -277,9 +281,11 @@ void GemmPlan::run(const GemmArgs& args, cudaStream_t stream) const {
                                                                       : gemm::kernel::kPublishBlockCounter;
     launch.publish.tiles_m = static_cast<int32_t>(sel.tiles_m);
     launch.publish.tiles_n = static_cast<int32_t>(sel.tiles_n);
+    launch.publish.chaos_seed = p.chaos_seed;
   }
   int64_t units = launch.order.total_units();
   launch.num_clusters = static_cast<int>(std::min<int64_t>(units, p.max_active_clusters[sel.config.id]));
+  launch.programmatic = args.after_resident_helper;
   gemm::launch_kernel(p.desc.dtype, p.desc.layout, static_cast<gemm::ConfigId>(sel.config.id), launch, stream);
 }
 

@@ -25,6 +25,7 @@ struct KernelLaunch {
   kernel::PublishHookParams publish{};
   int device = 0;
   int num_clusters = 0;  // persistent grid: min(units, max active clusters)
+  bool programmatic = false;  // launch as a programmatic dependent of the previous kernel on the stream
 };
 
 struct KernelInfo {

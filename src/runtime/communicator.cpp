@@ -164,6 +164,7 @@ Communicator::Communicator(const CommunicatorOptions& o) : impl_(std::make_uniqu
   r.token = !o.token.empty() ? o.token : knobs::get_string("FLUX_RDZV_TOKEN");
   if (p.world == 1 && r.token.empty()) r.token = "single-rank";
   r.timeout_ms = o.timeout_ms > 0 ? o.timeout_ms : knobs::get_int("FLUX_RDZV_TIMEOUT_MS");
+  if (p.rank == 0 && p.world > 1) r.listen_fd = static_cast<int>(knobs::get_int("FLUX_RDZV_LISTEN_FD"));
   p.timeout_ms = r.timeout_ms;
   p.rdzv = std::make_unique<runtime::Rendezvous>(r);
 

@@ -10,20 +10,29 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <thread>
 
 #include "src/common/check.h"
+#include "src/runtime/hmac_sha256.h"
 
 namespace flux::runtime {
 
 namespace {
 
 constexpr uint32_t kMagic = 0x52584c46u;  // "FLXR"
-constexpr uint64_t kMaxMessage = uint64_t(64) << 20;
-enum MsgType : uint32_t { kHello = 1, kWelcome = 2, kReject = 3, kContrib = 4, kResult = 5, kAbort = 6 };
+constexpr uint64_t kMaxMessage = uint64_t(64) << 20;  // from an authenticated peer
+constexpr uint64_t kMaxPreAuthMessage = 512;          // before the peer has proved it holds the token
+constexpr int kMaxPendingHandshakes = 64;             // unauthenticated connections rank 0 holds at once
+constexpr int64_t kHandshakeMs = 5000;                // each connection's time to authenticate
+constexpr size_t kNonceBytes = 16;
+enum MsgType : uint32_t {
+  kHello = 1, kWelcome = 2, kReject = 3, kContrib = 4, kResult = 5, kAbort = 6, kChallenge = 7, kProof = 8
+};
 
 using Clock = std::chrono::steady_clock;
 
@@ -107,10 +116,11 @@ bool send_msg(int fd, uint32_t type, const std::string& payload, const Deadline&
          send_all(fd, payload.data(), payload.size(), d, err);
 }
 
-bool recv_msg(int fd, uint32_t* type, std::string* payload, const Deadline& d, std::string* err) {
+bool recv_msg(int fd, uint32_t* type, std::string* payload, const Deadline& d, std::string* err,
+              uint64_t max_length = kMaxMessage) {
   Header h{};
   if (!recv_all(fd, reinterpret_cast<char*>(&h), sizeof(h), d, err)) return false;
-  if (h.magic != kMagic || h.length > kMaxMessage) {
+  if (h.magic != kMagic || h.length > max_length) {
     *err = "not a flux rendezvous message";
     return false;
   }
@@ -148,10 +158,34 @@ class Reader {
   size_t pos_ = 0;
 };
 
-bool tokens_equal(const std::string& a, const std::string& b) {
-  unsigned char diff = static_cast<unsigned char>(a.size() != b.size());
-  for (size_t i = 0; i < a.size() && i < b.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return diff == 0;
+// Mutual challenge-response (the token never crosses the wire): rank 0 sends a fresh nonce n0 with
+// every accepted connection; the joining rank answers with its own nonce n1 and
+// HMAC(token, "hello" | n0 | n1 | rank | world); rank 0 checks it and proves itself with
+// HMAC(token, "server" | n1 | n0 | rank | world), which the joining rank checks before it trusts rank 0.
+// A recorded hello is useless on another connection (n0 differs), and so is a recorded proof (n1).
+std::string random_bytes(size_t n) {
+  std::string out(n, '\0');
+  FILE* f = std::fopen("/dev/urandom", "rb");
+  const bool ok = f != nullptr && std::fread(out.data(), 1, n, f) == n;
+  if (f) std::fclose(f);
+  if (!ok) throw Error("flux rendezvous: cannot read /dev/urandom for a handshake nonce");
+  return out;
+}
+
+std::string handshake_mac(const std::string& token, const char* role, const std::string& a, const std::string& b,
+                          uint64_t rank, uint64_t world) {
+  std::string msg = std::string("flux-rdzv ") + role + "|" + a + "|" + b + "|" + std::to_string(rank) + "|" +
+                    std::to_string(world);
+  Digest d = hmac_sha256(token, msg);
+  return std::string(reinterpret_cast<const char*>(d.data()), d.size());
+}
+
+bool macs_equal(const std::string& a, const std::string& b) {
+  if (a.size() != 32 || b.size() != 32) return false;
+  Digest x{}, y{};
+  std::memcpy(x.data(), a.data(), 32);
+  std::memcpy(y.data(), b.data(), 32);
+  return digests_equal(x, y);
 }
 
 sockaddr_in resolve(const std::string& host, int port) {
@@ -205,23 +239,112 @@ struct Rendezvous::Impl {
     throw Error(why);
   }
 
-  void serve_hellos() {
+  // Rank 0: accept and authenticate the other ranks, every handshake concurrently with its own deadline
+  // (a silent, slow or flooding connection costs a slot for at most kHandshakeMs and never delays a real
+  // rank), reading at most kMaxPreAuthMessage bytes from a connection before it has proved the token.
+  struct Pending {
+    int fd = -1;
+    std::string nonce;  // n0 sent to it
+    std::string buf;    // bytes of its hello so far
+    Deadline deadline;
+  };
+
+  void listen_socket() {
+    if (opt.listen_fd >= 0) {  // a socket bound and listening already (flux-run's, inherited: no port race)
+      listen_fd = opt.listen_fd;
+      sockaddr_in bound{};
+      socklen_t len = sizeof(bound);
+      if (::getsockname(listen_fd, reinterpret_cast<sockaddr*>(&bound), &len) != 0 ||
+          ntohs(bound.sin_port) != opt.port) {
+        throw Error(detail::cat("flux rendezvous: FLUX_RDZV_LISTEN_FD=", opt.listen_fd,
+                                " is not a socket listening on MASTER_PORT ", opt.port));
+      }
+      return;
+    }
     listen_fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     FLUX_CHECK(listen_fd >= 0, "socket(): ", errno_text());
     int one = 1;
     ::setsockopt(listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
     sockaddr_in addr = resolve(opt.host, opt.port);
     if (::bind(listen_fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-        ::listen(listen_fd, opt.world_size + 16) != 0) {
+        ::listen(listen_fd, 128) != 0) {
       throw Error(detail::cat("flux rendezvous: rank 0 cannot listen on ", where(), ": ", errno_text(),
                               " (is MASTER_PORT in use by another job?)"));
     }
+  }
+
+  // Feeds what `p` sent; returns true once its hello is complete and checked (then *rank is set), and
+  // closes it (fd = -1) on garbage, a wrong MAC or a misconfiguration (which fails the whole job).
+  bool take_hello(Pending& p, int* rank_out, int* rejected) {
+    char chunk[256];
+    ssize_t r = ::recv(p.fd, chunk, sizeof(chunk), MSG_DONTWAIT);
+    if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
+      close_fd(p.fd);
+      return false;
+    }
+    if (r > 0) p.buf.append(chunk, static_cast<size_t>(r));
+    if (p.buf.size() < sizeof(Header)) return false;
+    Header h{};
+    std::memcpy(&h, p.buf.data(), sizeof(h));
+    if (h.magic != kMagic || h.type != kHello || h.length > kMaxPreAuthMessage ||
+        p.buf.size() > sizeof(Header) + h.length) {
+      close_fd(p.fd);
+      return false;
+    }
+    if (p.buf.size() < sizeof(Header) + h.length) return false;
+    const std::string payload = p.buf.substr(sizeof(Header));
+    Reader in(payload);
+    uint64_t rank = 0, world = 0;
+    std::string nonce1, mac;
+    std::string err;
+    Deadline d = Deadline::in_ms(1000);
+    if (!in.u64(&rank) || !in.u64(&world) || !in.str(&nonce1) || !in.str(&mac) || nonce1.size() != kNonceBytes ||
+        !macs_equal(mac, handshake_mac(opt.token, "hello", p.nonce, nonce1, rank, world))) {
+      send_msg(p.fd, kReject, "wrong rendezvous token (FLUX_RDZV_TOKEN differs from rank 0's)", d, &err);
+      close_fd(p.fd);
+      ++*rejected;
+      return false;
+    }
+    std::string problem;
+    if (static_cast<int64_t>(world) != opt.world_size) {
+      problem = detail::cat("rank ", rank, " has world size ", world, " but rank 0 has ", opt.world_size,
+                            " (expected the same WORLD_SIZE on every rank)");
+    } else if (rank == 0 || rank >= static_cast<uint64_t>(opt.world_size)) {
+      problem = detail::cat("a peer claims rank ", rank, " (expected 1..", opt.world_size - 1, ")");
+    } else if (client[rank] >= 0) {
+      problem = detail::cat("two processes claim rank ", rank);
+    }
+    if (!problem.empty()) {  // an authenticated rank, misconfigured: the job cannot run
+      std::string why = "flux rendezvous: " + problem;
+      send_msg(p.fd, kReject, why, d, &err);
+      close_fd(p.fd);
+      fail_all(why, false);
+    }
+    std::string proof;
+    put_str(proof, handshake_mac(opt.token, "server", nonce1, p.nonce, rank, world));
+    if (!send_msg(p.fd, kProof, proof, d, &err)) {
+      close_fd(p.fd);
+      return false;
+    }
+    *rank_out = static_cast<int>(rank);
+    return true;
+  }
+
+  void serve_hellos() {
+    listen_socket();
+    // Non-blocking: the loop below accepts until the queue is empty, and must never block in accept().
+    ::fcntl(listen_fd, F_SETFL, ::fcntl(listen_fd, F_GETFL, 0) | O_NONBLOCK);
     client.assign(static_cast<size_t>(opt.world_size), -1);
     const Deadline deadline = Deadline::in_ms(opt.timeout_ms);
     int arrived = 1, rejected = 0;
+    std::vector<Pending> pending;
+    auto drop_all_pending = [&] {
+      for (Pending& p : pending) close_fd(p.fd);
+      pending.clear();
+    };
     while (arrived < opt.world_size) {
-      std::string err;
-      if (!wait_fd(listen_fd, POLLIN, deadline, &err)) {
+      if (deadline.expired()) {
+        drop_all_pending();
         std::vector<int> missing, present = {0};
         for (int r = 1; r < opt.world_size; ++r) (client[r] < 0 ? missing : present).push_back(r);
         fail_all(detail::cat("flux rendezvous: rank(s) ", rank_list(missing), " did not arrive within ", opt.timeout_ms,
@@ -231,45 +354,56 @@ struct Rendezvous::Impl {
                              ")"),
                  true);
       }
-      int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd < 0) continue;
-      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-      // A peer gets a few seconds to introduce itself; a silent or garbled connection is dropped.
-      Deadline hello_deadline = Deadline::in_ms(std::min<int64_t>(5000, deadline.remaining_ms() + 1));
-      uint32_t type = 0;
-      std::string payload;
-      uint64_t rank = 0, world = 0;
-      std::string token;
-      Reader in(payload);
-      if (!recv_msg(fd, &type, &payload, hello_deadline, &err) || type != kHello || !in.str(&token) ||
-          !in.u64(&rank) || !in.u64(&world)) {
-        close_fd(fd);
-        continue;
+      std::vector<pollfd> fds = {{listen_fd, POLLIN, 0}};
+      for (const Pending& p : pending) fds.push_back({p.fd, POLLIN, 0});
+      int wait_ms = std::min(deadline.remaining_ms(), 50);
+      int rc = ::poll(fds.data(), fds.size(), wait_ms);
+      if (rc < 0 && errno != EINTR) fail_all(detail::cat("flux rendezvous: poll(): ", errno_text()), false);
+      for (size_t i = 1; i < fds.size(); ++i) {
+        Pending& p = pending[i - 1];
+        if (p.fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        int rank = -1;
+        if (take_hello(p, &rank, &rejected)) {
+          client[static_cast<size_t>(rank)] = p.fd;
+          p.fd = -1;  // now a rank's connection, no longer pending
+          ++arrived;
+        }
       }
-      if (!tokens_equal(token, opt.token)) {
-        send_msg(fd, kReject, "wrong rendezvous token (FLUX_RDZV_TOKEN differs from rank 0's)", hello_deadline, &err);
-        close_fd(fd);
-        ++rejected;
-        continue;
+      for (int k = 0; k < 16 && (fds[0].revents & POLLIN); ++k) {
+        int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0) break;
+        {
+          if (static_cast<int>(pending.size()) >= kMaxPendingHandshakes) {
+            // A flood: the oldest unauthenticated connection makes room, so a real rank arriving now is
+            // handled at once (one evicted mid-handshake retries).
+            close_fd(pending.front().fd);
+            pending.erase(pending.begin());
+          }
+          {
+            int one = 1;
+            ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+            Pending p;
+            p.fd = fd;
+            p.nonce = random_bytes(kNonceBytes);
+            p.deadline = Deadline::in_ms(kHandshakeMs);
+            std::string challenge, err;
+            put_str(challenge, p.nonce);
+            if (send_msg(fd, kChallenge, challenge, Deadline::in_ms(1000), &err)) {
+              pending.push_back(std::move(p));
+            } else {
+              ::close(fd);
+            }
+          }
+        }
       }
-      std::string problem;
-      if (static_cast<int64_t>(world) != opt.world_size) {
-        problem = detail::cat("rank ", rank, " has world size ", world, " but rank 0 has ", opt.world_size,
-                              " (expected the same WORLD_SIZE on every rank)");
-      } else if (rank == 0 || rank >= static_cast<uint64_t>(opt.world_size)) {
-        problem = detail::cat("a peer claims rank ", rank, " (expected 1..", opt.world_size - 1, ")");
-      } else if (client[rank] >= 0) {
-        problem = detail::cat("two processes claim rank ", rank);
+      // Drop connections that are closed, or silent past their own deadline.
+      for (Pending& p : pending) {
+        if (p.fd >= 0 && p.deadline.expired()) close_fd(p.fd);
       }
-      if (!problem.empty()) {
-        std::string why = "flux rendezvous: " + problem;
-        send_msg(fd, kReject, why, hello_deadline, &err);
-        close_fd(fd);
-        fail_all(why, false);
-      }
-      client[rank] = fd;
-      ++arrived;
+      pending.erase(std::remove_if(pending.begin(), pending.end(), [](const Pending& p) { return p.fd < 0; }),
+                    pending.end());
     }
+    drop_all_pending();
     close_fd(listen_fd);
     std::string welcome;
     put_u64(welcome, static_cast<uint64_t>(opt.world_size));
@@ -291,14 +425,26 @@ struct Rendezvous::Impl {
     const Deadline welcome_deadline = Deadline::in_ms(opt.timeout_ms + kFollowerGraceMs);
     sockaddr_in addr = resolve(opt.host, opt.port);
     std::string last_error = "no attempt";
+    std::string err, payload;
+    uint32_t type = 0;
+    // Connect and receive rank 0's challenge; retried until the deadline (rank 0 not listening yet, or
+    // it closed us because a flood of connections held every handshake slot).
     while (true) {
       int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
       FLUX_CHECK(fd >= 0, "socket(): ", errno_text());
       if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
-        server_fd = fd;
-        break;
+        int one = 1;
+        ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        Deadline attempt = Deadline::in_ms(std::min<int64_t>(3000, deadline.remaining_ms() + 1));
+        // Everything until rank 0 has proved itself is small and checked.
+        if (recv_msg(fd, &type, &payload, attempt, &err, kMaxPreAuthMessage) && type == kChallenge) {
+          server_fd = fd;
+          break;
+        }
+        last_error = err.empty() ? detail::cat("unexpected message ", type, " instead of a handshake challenge") : err;
+      } else {
+        last_error = errno_text();
       }
-      last_error = errno_text();
       close_fd(fd);
       if (deadline.expired()) {
         throw TimeoutError(detail::cat("flux rendezvous: rank ", opt.rank, " could not reach rank 0 at ", where(),
@@ -306,24 +452,40 @@ struct Rendezvous::Impl {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    int one = 1;
-    ::setsockopt(server_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    std::string hello, err;
-    put_str(hello, opt.token);
+    std::string nonce0;
+    Reader challenge(payload);
+    if (!challenge.str(&nonce0) || nonce0.size() != kNonceBytes) {
+      throw Error(detail::cat("flux rendezvous: rank ", opt.rank, ": malformed handshake challenge from ", where()));
+    }
+    const std::string nonce1 = random_bytes(kNonceBytes);
+    std::string hello;
     put_u64(hello, static_cast<uint64_t>(opt.rank));
     put_u64(hello, static_cast<uint64_t>(opt.world_size));
+    put_str(hello, nonce1);
+    put_str(hello, handshake_mac(opt.token, "hello", nonce0, nonce1, uint64_t(opt.rank), uint64_t(opt.world_size)));
     if (!send_msg(server_fd, kHello, hello, deadline, &err)) {
       throw Error(detail::cat("flux rendezvous: rank ", opt.rank, " lost rank 0 at ", where(), ": ", err));
     }
-    uint32_t type = 0;
-    std::string payload;
-    if (!recv_msg(server_fd, &type, &payload, welcome_deadline, &err)) {
-      if (welcome_deadline.expired()) {
-        throw TimeoutError(detail::cat("flux rendezvous: rank ", opt.rank, " reached rank 0 at ", where(),
-                                       " but the job did not assemble within ", opt.timeout_ms,
-                                       " ms (rank 0 is still waiting for other ranks)"));
+    if (!recv_msg(server_fd, &type, &payload, deadline, &err, kMaxPreAuthMessage)) {
+      throw Error(detail::cat("flux rendezvous: rank ", opt.rank, " lost rank 0 at ", where(), " during the handshake: ",
+                              err));
+    }
+    if (type == kProof) {
+      Reader in(payload);
+      std::string mac;
+      if (!in.str(&mac) ||
+          !macs_equal(mac, handshake_mac(opt.token, "server", nonce1, nonce0, uint64_t(opt.rank), uint64_t(opt.world_size)))) {
+        throw Error(detail::cat("flux rendezvous: rank ", opt.rank, ": the process at ", where(),
+                                " did not prove it holds the job's token: not this job's rank 0 (refusing it)"));
       }
-      throw Error(detail::cat("flux rendezvous: rank ", opt.rank, " lost rank 0 at ", where(), ": ", err));
+      if (!recv_msg(server_fd, &type, &payload, welcome_deadline, &err)) {
+        if (welcome_deadline.expired()) {
+          throw TimeoutError(detail::cat("flux rendezvous: rank ", opt.rank, " reached rank 0 at ", where(),
+                                         " but the job did not assemble within ", opt.timeout_ms,
+                                         " ms (rank 0 is still waiting for other ranks)"));
+        }
+        throw Error(detail::cat("flux rendezvous: rank ", opt.rank, " lost rank 0 at ", where(), ": ", err));
+      }
     }
     if (type == kReject) throw Error(detail::cat("flux rendezvous: rank 0 rejected rank ", opt.rank, ": ", payload));
     if (type == kAbort) throw Error(payload);
@@ -432,6 +594,8 @@ Rendezvous::Rendezvous(const RendezvousOptions& options) : impl_(std::make_uniqu
                  o.world_size - 1, ")");
   FLUX_CHECK_ARG(o.world_size == 1 || (o.port >= 1 && o.port <= 65535), "flux rendezvous: port ", o.port,
                  " (expected 1..65535: set MASTER_PORT)");
+  FLUX_CHECK_ARG(o.listen_fd < 0 || o.rank == 0, "flux rendezvous: a listening socket was given to rank ", o.rank,
+                 " (only rank 0 listens)");
   FLUX_CHECK_ARG(!o.token.empty(), "flux rendezvous: no token: set FLUX_RDZV_TOKEN to the same secret on every rank "
                                    "(flux-run does this)");
   FLUX_CHECK_ARG(o.timeout_ms > 0, "flux rendezvous: timeout ", o.timeout_ms, " ms (expected > 0)");

@@ -59,6 +59,7 @@ __global__ void __launch_bounds__(kBarrierThreads) barrier_kernel(uint32_t* cons
     for (int64_t i = threadIdx.x; i < refresh.range[r].count; i += blockDim.x) refresh.range[r].flags[i] = e - 1u;
   }
   __threadfence_system();  // refreshed flags are visible before any peer can pass the barrier
+  if (threadIdx.x == 0) device::chaos_delay(ctx.chaos_seed, e);
   __syncthreads();
   for (int p = threadIdx.x; p < world; p += blockDim.x) device::st_release_sys(peers[p] + slot_base + rank, e);
   for (int p = threadIdx.x; p < world; p += blockDim.x) {
@@ -68,8 +69,11 @@ __global__ void __launch_bounds__(kBarrierThreads) barrier_kernel(uint32_t* cons
   }
 }
 
-__global__ void set_epoch_kernel(uint32_t* const* peers, int world, int index, const uint32_t* epoch) {
+__global__ void set_epoch_kernel(uint32_t* const* peers, int world, int index, const uint32_t* epoch,
+                                 uint32_t chaos_seed) {
   const uint32_t e = *epoch;
+  if (threadIdx.x == 0) device::chaos_delay(chaos_seed, e * 13u + uint32_t(index));
+  __syncwarp();
   for (int p = threadIdx.x; p < world; p += blockDim.x) device::st_release_sys(peers[p] + index, e);
 }
 
@@ -93,11 +97,12 @@ struct SignalSet::Impl {
   int count = 0, world = 1, rank = 0, device = 0;
   uint64_t timeout_ns = 0;
   uint32_t* epoch = nullptr;  // local device word: the current call's epoch
+  uint32_t chaos_seed = 0;    // knob FLUX_CHAOS_SEED
   StreamValue32 write32 = nullptr;
 
   uint32_t* flags(int r) const { return static_cast<uint32_t*>(buffer->peer(r)); }
   device::WaitContext ctx(int peer) const {
-    return device::make_wait_context(comm->fault_domain(), timeout_ns, WaitSite::kSignalWait, peer);
+    return device::make_wait_context(comm->fault_domain(), timeout_ns, WaitSite::kSignalWait, peer, chaos_seed);
   }
   ~Impl() {
     if (epoch) cudaFree(epoch);
@@ -116,6 +121,7 @@ SignalSet::SignalSet(Communicator& comm, int count, const std::string& label, ui
   int64_t ms = knobs::get_int("FLUX_WAIT_TIMEOUT_MS");
   FLUX_CHECK_ARG(ms > 0, "flux signals: FLUX_WAIT_TIMEOUT_MS=", ms, " (expected > 0)");
   p.timeout_ns = static_cast<uint64_t>(ms) * 1000000ull;
+  p.chaos_seed = static_cast<uint32_t>(knobs::get_int("FLUX_CHAOS_SEED"));
   comm.check_same("signals '" + label + "' initial epoch", std::to_string(initial_epoch));
   p.buffer = std::make_unique<SymmetricBuffer>(comm, sizeof(uint32_t) * size_t(count + p.world), "signals " + label);
   FLUX_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&p.epoch), sizeof(uint32_t)));
@@ -158,7 +164,7 @@ void SignalSet::barrier_on_stream(cudaStream_t stream, const FlagRange* refresh,
 
 void SignalSet::set_epoch_on_stream(int index, cudaStream_t stream) {
   FLUX_CHECK_ARG(index >= 0 && index < count_, "flux signals: index ", index, " (expected 0..", count_ - 1, ")");
-  set_epoch_kernel<<<1, 32, 0, stream>>>(device_peers(), impl_->world, index, impl_->epoch);
+  set_epoch_kernel<<<1, 32, 0, stream>>>(device_peers(), impl_->world, index, impl_->epoch, impl_->chaos_seed);
   FLUX_CUDA_CHECK_LAUNCH("flux signals set_epoch_kernel");
 }
 

@@ -10,6 +10,9 @@
 //                stream and replayed 1000 times on another, inputs rewritten in place before each replay,
 //                every 7th step an eager call instead; out and the gathered A checked at 8 random steps
 //   wrap         the fused path from epoch 2^32 - 20 across the 32-bit wrap: 40 calls, each checked
+//   concurrent   an AG+GEMM plan and a GEMM+RS plan with their fused ops in flight at once on two
+//                streams, 200 calls each; AG checked against fp64, RS bitwise against a lone run
+//   concurrent_busy  the same while rank 0 keeps a third of the SMs busy with a spinning kernel
 // Prints "ag_gemm probe PASSED: rank r of W"; failures print "ag_gemm probe FAIL ..." (exit 1).
 #include <cuda_runtime_api.h>
 
@@ -257,6 +260,82 @@ void wrap(flux::Communicator& comm, cudaStream_t stream) {
   if (g_ok) std::printf("ag_gemm probe wrap: ok (40 fused calls across the 32-bit epoch wrap)\n");
 }
 
+// Holds one SM per CTA (its shared memory leaves room for no other CTA) until *stop, at most limit_ns.
+__global__ void occupy_sms(const volatile uint32_t* stop, uint64_t limit_ns) {
+  extern __shared__ char smem[];
+  uint64_t start = 0, now = 0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  smem[threadIdx.x] = 1;
+  do {
+    __nanosleep(2000);
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (*stop == 0u && now - start < limit_ns);
+}
+
+void concurrent(flux::Communicator& comm, cudaStream_t stream, bool busy) {
+  const int w = comm.world_size(), r = comm.rank();
+  cudaStream_t rs_stream = nullptr, busy_stream = nullptr;
+  FLUX_CUDA_CHECK(cudaStreamCreateWithFlags(&rs_stream, cudaStreamNonBlocking));
+  FLUX_CUDA_CHECK(cudaStreamCreateWithFlags(&busy_stream, cudaStreamNonBlocking));
+  Job job(Case{int64_t(512) * w, 512, 384, flux::DType::kBF16, flux::WeightLayout::kNK, true, 41}, w, r, stream);
+  flux::AgGemmPlan ag(comm, flux::AgGemmDesc{job.c.m, job.c.n, job.c.k, job.c.dtype, job.c.layout});
+  const int64_t rs_m = int64_t(512) * w, rs_n = 768, rs_k = 256;
+  flux::GemmRsPlan rs(comm, flux::GemmRsDesc{rs_m, rs_n, rs_k, flux::DType::kBF16, flux::WeightLayout::kNK});
+  Buffer rs_a(size_t(rs_m * rs_k) * 2), rs_b(size_t(rs_n * rs_k) * 2), rs_out(size_t(rs_m / w * rs_n) * 2);
+  flux::tools::fill_random(rs_a.ptr, rs_m * rs_k, flux::DType::kBF16, 21 + r, 1.0f, stream);
+  flux::tools::fill_random(rs_b.ptr, rs_n * rs_k, flux::DType::kBF16, 23 + r, 1.0f, stream);
+  flux::GemmRsArgs rs_args;
+  rs_args.a = flux::TensorRef(rs_a.ptr, rs_m, rs_k, flux::DType::kBF16);
+  rs_args.b = flux::TensorRef(rs_b.ptr, rs_n, rs_k, flux::DType::kBF16);
+  rs_args.out = flux::TensorRef(rs_out.ptr, rs_m / w, rs_n, flux::DType::kBF16);
+  FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
+  // The RS result alone (the fused path sums in a fixed order: bitwise reproducible).
+  rs.run(rs_args, rs_stream, flux::GemmRsImpl::kFused);
+  FLUX_CUDA_CHECK(cudaStreamSynchronize(rs_stream));
+  rs.check_status();
+  std::vector<char> golden(rs_out.bytes), got(rs_out.bytes);
+  FLUX_CUDA_CHECK(cudaMemcpy(golden.data(), rs_out.ptr, rs_out.bytes, cudaMemcpyDeviceToHost));
+  uint32_t* stop_host = nullptr;
+  uint32_t* stop_dev = nullptr;
+  FLUX_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&stop_host), sizeof(uint32_t), cudaHostAllocMapped));
+  *stop_host = 0;
+  FLUX_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&stop_dev), stop_host, 0));
+  int busy_ctas = 0;
+  if (busy && r == 0) {
+    const flux::DeviceLimits limits = flux::query_device_limits(comm.device());
+    busy_ctas = limits.sm_count / 3;
+    const int smem = static_cast<int>(limits.smem_per_block_optin);
+    FLUX_CUDA_CHECK(cudaFuncSetAttribute(occupy_sms, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    occupy_sms<<<busy_ctas, 64, smem, busy_stream>>>(stop_dev, 120ull * 1000 * 1000 * 1000);
+    FLUX_CUDA_CHECK_LAUNCH("occupy_sms");
+  }
+  comm.barrier("concurrent: start");
+  flux::TensorRef gathered;
+  for (int i = 0; i < 200; ++i) {
+    gathered = ag.run(job.args(), stream, flux::AgGemmImpl::kFused);
+    rs.run(rs_args, rs_stream, flux::GemmRsImpl::kFused);
+  }
+  FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
+  FLUX_CUDA_CHECK(cudaStreamSynchronize(rs_stream));
+  *reinterpret_cast<volatile uint32_t*>(stop_host) = 1u;
+  FLUX_CUDA_CHECK(cudaStreamSynchronize(busy_stream));
+  ag.check_status();
+  rs.check_status();
+  job.verify(gathered, "concurrent AG+GEMM", stream);
+  FLUX_CUDA_CHECK(cudaMemcpy(got.data(), rs_out.ptr, rs_out.bytes, cudaMemcpyDeviceToHost));
+  check(got == golden, "concurrent GEMM+RS: result differs from the lone run");
+  comm.barrier("concurrent: done");
+  ag.release();
+  rs.release();
+  cudaFreeHost(stop_host);
+  cudaStreamDestroy(rs_stream);
+  cudaStreamDestroy(busy_stream);
+  if (g_ok) {
+    std::printf("ag_gemm probe concurrent: ok (200 AG+GEMM and 200 GEMM+RS fused calls in flight on two streams%s)\n",
+                busy_ctas ? ", a third of the SMs held by another kernel" : "");
+  }
+}
+
 template <class Fn>
 std::string invalid_argument_of(Fn&& fn) {
   try {
@@ -328,6 +407,8 @@ int main(int argc, char** argv) {
       graph(comm, stream, 12);
     } else if (mode == "wrap") {
       wrap(comm, stream);
+    } else if (mode == "concurrent" || mode == "concurrent_busy") {
+      concurrent(comm, stream, mode == "concurrent_busy");
     } else {
       std::printf("ag_gemm probe FAIL: unknown mode %s\n", mode.c_str());
       return 2;

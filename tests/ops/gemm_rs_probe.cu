@@ -239,7 +239,7 @@ void bad_inputs(flux::Communicator& comm, cudaStream_t stream) {
   // FLUX_GEMM_RS_REDUCE_SMS, gets a clear error on every rank.
   for (const auto& [knob, value, shows] :
        {std::make_tuple("FLUX_GEMM_CONFIG", "256x128x64_coop_c1x2", "config=256x128x64_coop_c1x2"),
-        std::make_tuple("FLUX_GEMM_RS_REDUCE_SMS", "12", "reduce_sms=12")}) {
+        std::make_tuple("FLUX_GEMM_RS_REDUCE_SMS", "10", "reduce_sms=10")}) {
     if (r == 1) setenv(knob, value, 1);
     e = invalid_argument_of([&] {
       flux::GemmRsPlan plan(comm, flux::GemmRsDesc{int64_t(128) * w, 512, 256, flux::DType::kBF16, flux::WeightLayout::kNK});

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 #include <tuple>
 
 #include "tests/support/gpu_support.h"
@@ -17,8 +19,13 @@ class AgGemmGpu : public ::testing::TestWithParam<std::tuple<int, bool, std::str
 TEST_P(AgGemmGpu, ProbeJob) {
   FLUX_REQUIRE_GPU();
   auto [world, mps, mode] = GetParam();
-  flux::testing::run_probe_job(flux::testing::sibling_binary("flux_ag_gemm_probe", FLUX_AG_GEMM_PROBE_PATH), world, mps, mode,
-                               "ag_gemm probe", {{"FLUX_WAIT_TIMEOUT_MS", "20000"}, {"FLUX_RDZV_TIMEOUT_MS", "120000"}});
+  // A "_chaos" job is the probe mode before the suffix with chaos mode on (random protocol delays).
+  const bool chaos = mode.size() > 6 && mode.compare(mode.size() - 6, 6, "_chaos") == 0;
+  std::vector<std::pair<std::string, std::string>> env = {{"FLUX_WAIT_TIMEOUT_MS", "20000"},
+                                                          {"FLUX_RDZV_TIMEOUT_MS", "120000"}};
+  if (chaos) env.push_back({"FLUX_CHAOS_SEED", "20261201"});
+  flux::testing::run_probe_job(flux::testing::sibling_binary("flux_ag_gemm_probe", FLUX_AG_GEMM_PROBE_PATH), world, mps,
+                               chaos ? mode.substr(0, mode.size() - 6) : mode, "ag_gemm probe", env);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -30,7 +37,15 @@ INSTANTIATE_TEST_SUITE_P(
                       std::make_tuple(3, true, std::string("bad")), std::make_tuple(1, false, std::string("graph")),
                       std::make_tuple(2, true, std::string("graph")), std::make_tuple(4, true, std::string("graph")),
                       std::make_tuple(8, true, std::string("graph")), std::make_tuple(2, true, std::string("wrap")),
-                      std::make_tuple(3, true, std::string("wrap"))),
+                      std::make_tuple(3, true, std::string("wrap")), std::make_tuple(2, true, std::string("concurrent")),
+                      std::make_tuple(4, true, std::string("concurrent")),
+                      std::make_tuple(2, true, std::string("concurrent_busy")),
+                      std::make_tuple(4, true, std::string("concurrent_busy")),
+                      std::make_tuple(2, true, std::string("correctness_chaos")),
+                      std::make_tuple(4, true, std::string("correctness_chaos")),
+                      std::make_tuple(2, true, std::string("loop_chaos")), std::make_tuple(4, true, std::string("loop_chaos")),
+                      std::make_tuple(2, true, std::string("graph_chaos")),
+                      std::make_tuple(2, true, std::string("concurrent_chaos"))),
     [](const auto& param_info) {
       return "W" + std::to_string(std::get<0>(param_info.param)) + (std::get<1>(param_info.param) ? "_mps_" : "_timesliced_") +
              std::get<2>(param_info.param);

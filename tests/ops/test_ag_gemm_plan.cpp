@@ -6,6 +6,7 @@
 
 #include "flux/ag_gemm.h"
 #include "src/ops/ag_gemm/ag_gemm_plan.h"
+#include "src/ops/common/sm_budget.h"
 
 namespace {
 
@@ -34,14 +35,16 @@ TEST(AgGemmPlan, OrderStartsAtTheLocalShard) {
 }
 
 TEST(AgGemmPlan, RanksSharingAGpuSplitItsSms) {
-  int gemm = 0, gather = 0;
-  flux::ops::ag_gemm_sm_split(132, 8, 8, &gemm, &gather);  // 16 SMs per rank: gather <= 4
-  EXPECT_EQ(gather, 4);
-  EXPECT_EQ(gemm, 12);
-  EXPECT_LE(8 * (gemm + gather), 132);
-  flux::ops::ag_gemm_sm_split(132, 1, 8, &gemm, &gather);
-  EXPECT_EQ(gather, 8);
-  EXPECT_EQ(gemm, 124);
+  flux::ops::SmSplit s = flux::ops::fused_sm_split(132, 8, 8);  // 16 SMs per rank: gather <= 4
+  EXPECT_EQ(s.helper_sms, 4);
+  EXPECT_EQ(s.gemm_sms, 12);
+  EXPECT_LE(8 * (s.gemm_sms + s.helper_sms), 132);
+  s = flux::ops::fused_sm_split(132, 1, 8);
+  EXPECT_EQ(s.helper_sms, 8);
+  EXPECT_EQ(s.gemm_sms, 124);
+  EXPECT_EQ(flux::ops::ranks_on_gpu({"a", "b", "a", "a"}, 2), 3);
+  EXPECT_EQ(flux::ops::ranks_on_gpu({"a", "b", "a", "a"}, 1), 1);
+  EXPECT_EQ(flux::ops::ranks_on_gpu({}, 0), 1);
   flux::AgGemmDesc desc{4096, 1024, 512, flux::DType::kFP16, flux::WeightLayout::kKN};
   try {
     flux::ops::plan_ag_gemm(2048, desc, 2, 0, true, 2, 132, 8, flux::AgGemmImpl::kFusedCopyEngine);

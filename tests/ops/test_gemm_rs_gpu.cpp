@@ -23,10 +23,15 @@ class GemmRsGpu : public ::testing::TestWithParam<std::tuple<int, bool, std::str
 TEST_P(GemmRsGpu, ProbeJob) {
   FLUX_REQUIRE_GPU();
   auto [world, mps, mode] = GetParam();
-  // The fault job waits for a peer that never comes: a short timeout keeps it quick.
+  // The fault job waits for a peer that never comes: a short timeout keeps it quick. A "_chaos" job is
+  // the probe mode before the suffix with chaos mode on (random delays at every protocol step).
   const std::string timeout = mode == "fault" ? "1500" : "20000";
-  flux::testing::run_probe_job(flux::testing::sibling_binary("flux_gemm_rs_probe", FLUX_GEMM_RS_PROBE_PATH), world, mps, mode,
-                               "gemm_rs probe", {{"FLUX_WAIT_TIMEOUT_MS", timeout}, {"FLUX_RDZV_TIMEOUT_MS", "120000"}});
+  const bool chaos = mode.size() > 6 && mode.compare(mode.size() - 6, 6, "_chaos") == 0;
+  std::vector<std::pair<std::string, std::string>> env = {{"FLUX_WAIT_TIMEOUT_MS", timeout},
+                                                          {"FLUX_RDZV_TIMEOUT_MS", "120000"}};
+  if (chaos) env.push_back({"FLUX_CHAOS_SEED", "20261201"});
+  flux::testing::run_probe_job(flux::testing::sibling_binary("flux_gemm_rs_probe", FLUX_GEMM_RS_PROBE_PATH), world, mps,
+                               chaos ? mode.substr(0, mode.size() - 6) : mode, "gemm_rs probe", env);
 }
 
 // A rank SIGKILLed in the middle of 1000 fused calls, in a job started without flux-run (torchrun-style
@@ -78,7 +83,12 @@ INSTANTIATE_TEST_SUITE_P(
                       std::make_tuple(2, true, std::string("graph")), std::make_tuple(4, true, std::string("graph")),
                       std::make_tuple(8, true, std::string("graph")), std::make_tuple(2, false, std::string("graph_small")),
                       std::make_tuple(2, true, std::string("wrap")), std::make_tuple(3, true, std::string("wrap")),
-                      std::make_tuple(2, true, std::string("fault")), std::make_tuple(3, true, std::string("fault"))),
+                      std::make_tuple(2, true, std::string("fault")), std::make_tuple(3, true, std::string("fault")),
+                      std::make_tuple(2, true, std::string("correctness_chaos")),
+                      std::make_tuple(4, true, std::string("correctness_chaos")),
+                      std::make_tuple(2, true, std::string("loop_chaos")), std::make_tuple(4, true, std::string("loop_chaos")),
+                      std::make_tuple(2, true, std::string("graph_chaos")),
+                      std::make_tuple(2, false, std::string("correctness_chaos"))),
     [](const auto& param_info) {
       return "W" + std::to_string(std::get<0>(param_info.param)) + (std::get<1>(param_info.param) ? "_mps_" : "_timesliced_") +
              std::get<2>(param_info.param);

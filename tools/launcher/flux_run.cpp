@@ -1,7 +1,8 @@
 // tools/launcher/flux_run.cpp — `flux-run -n W [--mps] [--port P] [--timeout S] -- command args...`
 //
 // Starts W processes of `command` with torchrun's variables (RANK, WORLD_SIZE, LOCAL_RANK,
-// LOCAL_WORLD_SIZE, MASTER_ADDR=127.0.0.1, MASTER_PORT) plus FLUX_RDZV_TOKEN (a fresh random secret)
+// LOCAL_WORLD_SIZE, MASTER_ADDR=127.0.0.1, MASTER_PORT) plus FLUX_RDZV_TOKEN (a fresh random secret),
+// FLUX_RDZV_LISTEN_FD for rank 0 (the rendezvous socket, bound and listening here: no port race)
 // and FLUX_DEVICE (ranks mapped to the visible GPUs round-robin: more ranks than GPUs puts several on
 // one GPU). Every line a rank prints comes out prefixed "[rank r] ". When a rank fails (non-zero exit
 // or a signal) the others are stopped (SIGTERM, then SIGKILL after 3 s) and flux-run exits with that
@@ -59,21 +60,23 @@ std::string random_token() {
   return out;
 }
 
-int free_port() {
+// The rendezvous socket: bound (to `port`, or to a free one when 0) and listening here, then handed to
+// rank 0 (FLUX_RDZV_LISTEN_FD) and closed in every other process. The port is never released between
+// being chosen and being used, so no other local process can take it (and see the ranks' handshakes).
+int listen_socket(int* port) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
+  addr.sin_port = htons(static_cast<uint16_t>(*port));
   socklen_t len = sizeof(addr);
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || ::listen(fd, 128) != 0 ||
       ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    std::fprintf(stderr, "flux-run: cannot find a free port: %s\n", std::strerror(errno));
+    std::fprintf(stderr, "flux-run: cannot listen on 127.0.0.1:%d: %s\n", *port, std::strerror(errno));
     std::exit(1);
   }
-  int port = ntohs(addr.sin_port);
-  ::close(fd);
-  return port;
+  *port = ntohs(addr.sin_port);
+  return fd;
 }
 
 // Visible GPUs without creating a CUDA context (an MPS daemon must start before any context).
@@ -232,7 +235,7 @@ int main(int argc, char** argv) {
   if (mps) daemon.start();
   const int gpus = visible_gpus();
   const std::string token = random_token();
-  if (port == 0) port = free_port();
+  const int rdzv_fd = listen_socket(&port);
 
   std::vector<Child> children(static_cast<size_t>(world));
   for (int r = 0; r < world; ++r) {
@@ -256,6 +259,11 @@ int main(int argc, char** argv) {
       ::setenv("MASTER_ADDR", "127.0.0.1", 1);
       ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
       ::setenv("FLUX_RDZV_TOKEN", token.c_str(), 1);
+      if (r == 0) {
+        ::setenv("FLUX_RDZV_LISTEN_FD", std::to_string(rdzv_fd).c_str(), 1);
+      } else {
+        ::close(rdzv_fd);
+      }
       if (gpus > 0) ::setenv("FLUX_DEVICE", std::to_string(r % gpus).c_str(), 1);
       ::execvp(command[0], command.data());
       std::fprintf(stderr, "flux-run: cannot run '%s': %s\n", command[0], std::strerror(errno));
@@ -263,6 +271,7 @@ int main(int argc, char** argv) {
     }
     ::setpgid(pid, pid);
     ::close(fds[1]);
+    if (r == world - 1) ::close(rdzv_fd);  // rank 0 has it now
     children[static_cast<size_t>(r)].pid = pid;
     children[static_cast<size_t>(r)].out = fds[0];
   }

@@ -27,6 +27,7 @@ struct PublishHookParams {
   int32_t mode = kPublishNone;
   int32_t tiles_m = 0;        // real tiles (cluster padding tiles never publish)
   int32_t tiles_n = 0;
+  uint32_t chaos_seed = 0;    // FLUX_CHAOS_SEED: a random delay before each release (0: off)
 };
 
 }  // namespace flux::gemm::kernel

@@ -51,6 +51,7 @@ struct WaitBeforeLoad : Base {
       int32_t m_block = int32_t(cute::get<0>(blk_coord));
       if (m_block < params.wait.tiles_m) {
         if (cute::elect_one_sync()) {
+          device::chaos_delay(params.wait.ctx.chaos_seed, uint32_t(m_block) * 31u + 1u);
           const uint32_t value = params.wait.value_ptr != nullptr ? *params.wait.value_ptr : params.wait.value;
           device::wait_flag_geq(params.wait.flags + m_block, value, m_block, params.wait.ctx);
         }
@@ -112,6 +113,7 @@ struct PublishAfterStore : Base {
     device::fence_proxy_async_global();
     __syncwarp();
     if ((thread_idx & 31) == 0) {
+      device::chaos_delay(publish_.chaos_seed, uint32_t(m_block * 7919 + n_block));
       if (publish_.mode == kPublishTileFlag) {
         const uint32_t value = publish_.value_ptr != nullptr ? *publish_.value_ptr : publish_.value;
         device::st_release_sys(publish_.flags + int64_t(m_block) * publish_.tiles_n + n_block, value);

@@ -97,20 +97,30 @@ struct Sm90Gemm {
   static_assert(Kernel::SharedStorageSize <= 227 * 1024, "GEMM core config exceeds the sm_90 shared-memory budget");
 };
 
+// `attributes` has room for two: the cluster shape, and (programmatic) programmatic stream
+// serialization, which lets the GEMM start once every CTA of the previous kernel on the stream has
+// started (issued griddepcontrol.launch_dependents) or finished. The GEMM never issues
+// griddepcontrol.wait (CUTLASS_ENABLE_GDC_FOR_SM90 is not defined), so when it does start early it
+// runs beside that kernel; when the runtime does not overlap them it starts after it, as a plain launch.
 template <class Kernel>
-cudaLaunchConfig_t cluster_launch_config(dim3 grid, cudaLaunchAttribute* attribute, cudaStream_t stream, int cm,
-                                         int cn) {
+cudaLaunchConfig_t cluster_launch_config(dim3 grid, cudaLaunchAttribute* attributes, cudaStream_t stream, int cm,
+                                         int cn, bool programmatic = false) {
   cudaLaunchConfig_t config{};
   config.gridDim = grid;
   config.blockDim = dim3(Kernel::MaxThreadsPerBlock, 1, 1);
   config.dynamicSmemBytes = Kernel::SharedStorageSize;
   config.stream = stream;
-  attribute->id = cudaLaunchAttributeClusterDimension;
-  attribute->val.clusterDim.x = static_cast<unsigned>(cm);
-  attribute->val.clusterDim.y = static_cast<unsigned>(cn);
-  attribute->val.clusterDim.z = 1;
-  config.attrs = attribute;
+  attributes[0].id = cudaLaunchAttributeClusterDimension;
+  attributes[0].val.clusterDim.x = static_cast<unsigned>(cm);
+  attributes[0].val.clusterDim.y = static_cast<unsigned>(cn);
+  attributes[0].val.clusterDim.z = 1;
+  config.attrs = attributes;
   config.numAttrs = 1;
+  if (programmatic) {
+    attributes[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attributes[1].val.programmaticStreamSerializationAllowed = 1;
+    config.numAttrs = 2;
+  }
   return config;
 }
 
@@ -124,9 +134,9 @@ KernelInfo sm90_gemm_prepare(int device) {
   auto* entry = &cutlass::device_kernel<Kernel>;
   FLUX_CUDA_CHECK(cudaFuncSetAttribute(entry, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                        static_cast<int>(Kernel::SharedStorageSize)));
-  cudaLaunchAttribute attribute{};
+  cudaLaunchAttribute attributes[2] = {};
   cudaLaunchConfig_t config = kernel::cluster_launch_config<Kernel>(
-      dim3(G::kShape.cluster_m, G::kShape.cluster_n, 1), &attribute, nullptr, G::kShape.cluster_m,
+      dim3(G::kShape.cluster_m, G::kShape.cluster_n, 1), attributes, nullptr, G::kShape.cluster_m,
       G::kShape.cluster_n);
   int clusters = 0;
   FLUX_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, entry, &config));
@@ -170,10 +180,10 @@ void sm90_gemm_launch(const KernelLaunch& launch, cudaStream_t stream) {
              " config ", G::kShape.name, ")");
   typename Kernel::Params params = Kernel::to_underlying_arguments(args, nullptr);
 
-  cudaLaunchAttribute attribute{};
+  cudaLaunchAttribute attributes[2] = {};
   cudaLaunchConfig_t config = kernel::cluster_launch_config<Kernel>(
-      dim3(G::kShape.cluster_m, G::kShape.cluster_n, static_cast<unsigned>(launch.num_clusters)), &attribute, stream,
-      G::kShape.cluster_m, G::kShape.cluster_n);
+      dim3(G::kShape.cluster_m, G::kShape.cluster_n, static_cast<unsigned>(launch.num_clusters)), attributes, stream,
+      G::kShape.cluster_m, G::kShape.cluster_n, launch.programmatic);
   FLUX_CUDA_CHECK(cudaLaunchKernelEx(&config, &cutlass::device_kernel<Kernel>, params));
   FLUX_CUDA_CHECK_LAUNCH(G::kShape.name);
 }

@@ -24,6 +24,9 @@ __device__ __forceinline__ int shards_of_rows(const AgGatherParams& p, int64_t r
 }
 
 __global__ void __launch_bounds__(kThreads, 1) ag_gather_kernel(AgGatherParams p) {
+  // This CTA is resident: the GEMM, launched as our programmatic dependent, may start once every CTA
+  // of the gather has said so (it never starts before: the guarantee its waits rely on).
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   const int64_t row_bytes = p.k * p.elem_bytes;
   const uint32_t epoch = *p.epoch;
   int64_t unit = 0;  // running index of (shard, block) pieces; CTA c takes pieces c, c + gridDim.x, ...
@@ -38,6 +41,7 @@ __global__ void __launch_bounds__(kThreads, 1) ag_gather_kernel(AgGatherParams p
       const int64_t r1 = int64_t(b + 1) * p.block_rows < s1 ? int64_t(b + 1) * p.block_rows : s1;
       if (s != p.rank) {
         if (threadIdx.x == 0) {
+          device::chaos_delay(p.ctx.chaos_seed, uint32_t(unit) * 17u + 3u);
           device::WaitContext ctx = p.ctx;
           ctx.peer = s;
           device::wait_flag_geq(p.ready + s, epoch, s, ctx);  // a timeout is recorded; the kernel goes on
@@ -60,6 +64,7 @@ __global__ void __launch_bounds__(kThreads, 1) ag_gather_kernel(AgGatherParams p
       }
       __syncthreads();  // the piece is written (by every thread) before thread 0 counts it
       if (threadIdx.x == 0) {
+        device::chaos_delay(p.ctx.chaos_seed, uint32_t(b) * 29u + 5u);
         const int64_t blk0 = int64_t(b) * p.block_rows;
         const int64_t blk1 = blk0 + p.block_rows < p.m ? blk0 + p.block_rows : p.m;
         const uint32_t needed = uint32_t(shards_of_rows(p, blk0, blk1));

@@ -10,9 +10,10 @@
 // call, the device barrier (no peer still reads my G from the last call), which advances the per-call
 // epoch e on the device and refreshes the block flags to e - 1. Then my shard into my G (a local copy)
 // and my ready flag = e on every rank (a small kernel), then by path:
-//   fused        gather kernel (gather_sms CTAs) on the side stream: peers' shards into G in ring order,
-//                M-block flags released (= e) as blocks complete; GEMM core (gemm_sms SMs, local shard
-//                first, waits on each block's flag for e, read from the device) on the stream; join.
+//   fused        gather kernel (gather_sms CTAs): peers' shards into G in ring order, M-block flags
+//                released (= e) as blocks complete; then the GEMM core (gemm_sms SMs, local shard first,
+//                waits on each block's flag for e, read from the device) as the gather's programmatic
+//                dependent on the same stream (it starts only once every gather CTA is resident).
 //   fused_ce     the same with the copy engine: per peer shard, a wait kernel on its ready flag,
 //                cudaMemcpyAsync, then a kernel releasing the blocks that shard completes (one GPU per
 //                rank; the GEMM leaves one SM for these one-CTA kernels).
@@ -35,6 +36,7 @@
 #include "src/ops/ag_gemm/ag_gather.h"
 #include "src/ops/ag_gemm/ag_gemm_plan.h"
 #include "src/ops/common/op_runtime.h"
+#include "src/ops/common/sm_budget.h"
 
 namespace flux {
 
@@ -121,14 +123,18 @@ struct AgGemmPlan::Impl {
     return g;
   }
 
+  // The gather, then the GEMM as its programmatic dependent on the same stream: the GEMM cannot start
+  // before every gather CTA has started, so the kernel it waits on is always resident, whatever else
+  // holds SMs (another op's kernels, NCCL, another process); if the runtime does not overlap them the
+  // GEMM starts after the gather, which is slower but still right. Reasons: docs/NOTES.md, co-residency.
   void run_fused(const AgGemmLayout& L, const AgGemmArgs& args, cudaStream_t stream) {
     const GemmSelection sel = fused_gemm->select(L.m);
     ops::AgGatherParams gp = gather_params(L, sel.config.tile_m);
     FLUX_CUDA_CHECK(cudaMemsetAsync(block_parts, 0, sizeof(uint32_t) * size_t(gp.num_blocks), stream));
-    rt->fork(stream);
-    ops::launch_ag_gather(gp, L.gather_sms, rt->side());
-    fused_gemm->run(waiting_core_args(args, L), stream);
-    rt->join(stream);
+    ops::launch_ag_gather(gp, L.gather_sms, stream);
+    GemmArgs g = waiting_core_args(args, L);
+    g.after_resident_helper = true;
+    fused_gemm->run(g, stream);
   }
 
   void run_fused_ce(const AgGemmLayout& L, const AgGemmArgs& args, cudaStream_t stream) {
@@ -205,10 +211,7 @@ AgGemmPlan::AgGemmPlan(Communicator& comm, const AgGemmDesc& desc, const AgGemmO
   p.limits = query_device_limits(comm.device());
   FLUX_CHECK_ARG(p.gather_sms >= 1 && p.gather_sms <= p.limits.sm_count / 2, "flux ag_gemm: gather_sms ", p.gather_sms,
                  " (expected 1..", p.limits.sm_count / 2, " on this ", p.limits.sm_count, "-SM device)");
-  if (comm.shares_gpu()) {
-    p.ranks_on_gpu = 0;
-    for (const std::string& u : comm.device_uuids()) p.ranks_on_gpu += u == comm.device_uuids()[p.rank];
-  }
+  p.ranks_on_gpu = ops::ranks_on_gpu(comm.device_uuids(), p.rank);
   GemmOptions go = options.gemm;
   go.rank = p.rank;
   go.device = comm.device();
@@ -217,7 +220,9 @@ AgGemmPlan::AgGemmPlan(Communicator& comm, const AgGemmDesc& desc, const AgGemmO
   p.full_gemm = std::make_unique<GemmPlan>(core, go);
   int gemm_sms = 0, gather = 0;
   if (p.world > 1) {
-    ops::ag_gemm_sm_split(p.limits.sm_count, p.ranks_on_gpu, p.gather_sms, &gemm_sms, &gather);
+    const ops::SmSplit split = ops::fused_sm_split(p.limits.sm_count, p.ranks_on_gpu, p.gather_sms);
+    gemm_sms = split.gemm_sms;
+    gather = split.helper_sms;
     go.max_sms = gemm_sms;
     p.fused_gemm = std::make_unique<GemmPlan>(core, go);
     go.max_sms = ops::ag_gemm_ce_gemm_sms(p.limits.sm_count, comm.shares_gpu(), gemm_sms, gather);

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "src/common/check.h"
+#include "src/ops/common/sm_budget.h"
 
 namespace flux {
 
@@ -62,13 +63,6 @@ int ag_gemm_block_shards(int64_t m, int world_size, int64_t row0, int64_t rows) 
 
 namespace ops {
 
-void ag_gemm_sm_split(int sm_count, int ranks_on_gpu, int gather_sms, int* gemm_sms, int* gather_sms_out) {
-  const int share = std::max(sm_count / std::max(ranks_on_gpu, 1), 4);
-  const int gather = std::clamp(gather_sms, 1, std::max(share / 4, 1));
-  *gather_sms_out = gather;
-  *gemm_sms = std::max(share - gather, 2);
-}
-
 int ag_gemm_ce_gemm_sms(int sm_count, bool shares_gpu, int gemm_sms, int gather_sms) {
   return shares_gpu ? gemm_sms + gather_sms : std::max(sm_count - 1, 1);
 }
@@ -90,7 +84,9 @@ AgGemmLayout plan_ag_gemm(int64_t m, const AgGemmDesc& desc, int world_size, int
   FLUX_CHECK_ARG(!(out.impl == AgGemmImpl::kFusedCopyEngine && shares_gpu && world_size > 1),
                  "flux ag_gemm: fused_ce needs one GPU per rank (ranks here share a GPU, and a same-GPU copy needs "
                  "an SM the waiting GEMM holds); use fused, sequential or decomposed");
-  ag_gemm_sm_split(sm_count, shares_gpu ? ranks_on_gpu : 1, gather_sms, &out.gemm_sms, &out.gather_sms);
+  const SmSplit split = fused_sm_split(sm_count, shares_gpu ? ranks_on_gpu : 1, gather_sms);
+  out.gemm_sms = split.gemm_sms;
+  out.gather_sms = split.helper_sms;
   if (out.impl == AgGemmImpl::kFusedCopyEngine) {
     out.gemm_sms = ag_gemm_ce_gemm_sms(sm_count, shares_gpu, out.gemm_sms, out.gather_sms);
     out.gather_sms = 0;

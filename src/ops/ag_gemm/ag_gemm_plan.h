@@ -7,10 +7,6 @@
 
 namespace flux::ops {
 
-// SMs for the GEMM core and the gather kernel of one rank: ranks sharing a GPU split its SMs
-// (ranks_on_gpu >= 1), the gather takes at most a quarter of a rank's share.
-void ag_gemm_sm_split(int sm_count, int ranks_on_gpu, int gather_sms, int* gemm_sms, int* gather_sms_out);
-
 // SMs of fused_ce's GEMM: the rank's share (gemm + gather) when ranks share a GPU (fused_ce is refused
 // there anyway), else every SM but one, which the one-CTA wait / flag kernels of the side stream use.
 int ag_gemm_ce_gemm_sms(int sm_count, bool shares_gpu, int gemm_sms, int gather_sms);

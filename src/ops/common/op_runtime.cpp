@@ -69,7 +69,8 @@ void OpRuntime::end(cudaStream_t stream) {
 }
 
 device::WaitContext OpRuntime::wait_context(int peer) const {
-  return device::make_wait_context(comm_->fault_domain(), signals_->wait_timeout_ns(), WaitSite::kSignalWait, peer);
+  return device::make_wait_context(comm_->fault_domain(), signals_->wait_timeout_ns(), WaitSite::kSignalWait, peer,
+                                   static_cast<uint32_t>(knobs::get_int("FLUX_CHAOS_SEED")));
 }
 
 void OpRuntime::check_status() { comm_->sync_fault(); }

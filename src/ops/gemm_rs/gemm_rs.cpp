@@ -30,6 +30,7 @@
 #include "src/common/check.h"
 #include "src/common/nccl_check.h"
 #include "src/ops/common/op_runtime.h"
+#include "src/ops/common/sm_budget.h"
 #include "src/ops/gemm_rs/gemm_rs_plan.h"
 #include "src/ops/gemm_rs/gemm_rs_reduce.h"
 
@@ -167,9 +168,9 @@ struct GemmRsPlan::Impl {
     }
     const int64_t tiles = ((m + kSequentialTile - 1) / kSequentialTile) * ((desc.n + kSequentialTile - 1) / kSequentialTile);
     ops::launch_fill_flags(my_flags(), tiles, rt->epoch(), stream);
-    // Alone on its GPU the reduction may take every SM; when ranks share a GPU each takes reduce_sms,
-    // or W ranks' spinning reductions would fill every SM and starve a peer's GEMM (measured: W = 8 on
-    // one H200 stalled until the wait timeout).
+    // Alone on its GPU the reduction may take every SM; when ranks share a GPU each takes its helper
+    // share (reduce_sms), or W ranks' spinning reductions would fill every SM and starve a peer's GEMM
+    // (measured: W = 8 on one H200 stalled until the wait timeout).
     const int ctas = comm->shares_gpu() ? reduce_sms : limits.sm_count;
     flux_reduce_block(m, 0, desc.n, 0, 0, kSequentialTile, args, ctas, stream);
   }
@@ -247,7 +248,11 @@ GemmRsPlan::GemmRsPlan(Communicator& comm, const GemmRsDesc& desc, const GemmRsO
   GemmDesc core{desc.n, desc.k_per_rank, desc.dtype, desc.layout};
   p.full_gemm = std::make_unique<GemmPlan>(core, gemm_options);
   if (p.world > 1) {
-    gemm_options.max_sms = p.limits.sm_count - p.reduce_sms;
+    // One SM-budget policy for every fused op (src/ops/common/sm_budget.h): ranks sharing a GPU split it.
+    const ops::SmSplit split =
+        ops::fused_sm_split(p.limits.sm_count, ops::ranks_on_gpu(comm.device_uuids(), p.rank), p.reduce_sms);
+    p.reduce_sms = split.helper_sms;
+    gemm_options.max_sms = split.gemm_sms;
     p.fused_gemm = std::make_unique<GemmPlan>(core, gemm_options);
   }
   // Plans that differ across ranks would compute garbage or hang: compare what every rank resolved

@@ -111,6 +111,7 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_rs_reduce_kernel(RsReducePar
       for (int64_t q = blockIdx.x; q < ntiles; q += gridDim.x) {
         const int32_t i = i0 + int32_t(q / band_cols), j = j0 + int32_t(q % band_cols);
         if (threadIdx.x == 0) {
+          device::chaos_delay(p.ctx.chaos_seed, uint32_t(q) * 131u + uint32_t(t));
           device::WaitContext ctx = p.ctx;
           ctx.peer = s;
           const int32_t tile = i * p.tiles_n + j;
