@@ -16,8 +16,14 @@
 // Prints "ag_gemm probe PASSED: rank r of W"; failures print "ag_gemm probe FAIL ..." (exit 1).
 #include <cuda_runtime_api.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <thread>
 #include <random>
 #include <string>
 #include <vector>
@@ -272,11 +278,72 @@ __global__ void occupy_sms(const volatile uint32_t* stop, uint64_t limit_ns) {
   } while (*stop == 0u && now - start < limit_ns);
 }
 
+// `ag_gemm_probe occupy`: holds a third of the SMs with one never-ending kernel until its stdin closes
+// (at most 120 s); prints "occupying N SMs" once the kernel runs.
+int occupy_mode() {
+  int device = 0;
+  if (const char* d = std::getenv("FLUX_DEVICE")) device = std::atoi(d);
+  FLUX_CUDA_CHECK(cudaSetDevice(device));
+  const flux::DeviceLimits limits = flux::query_device_limits(device);
+  uint32_t* stop_host = nullptr;
+  uint32_t* stop_dev = nullptr;
+  FLUX_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&stop_host), sizeof(uint32_t), cudaHostAllocMapped));
+  *stop_host = 0;
+  FLUX_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&stop_dev), stop_host, 0));
+  const int ctas = limits.sm_count / 3, smem = static_cast<int>(limits.smem_per_block_optin);
+  FLUX_CUDA_CHECK(cudaFuncSetAttribute(occupy_sms, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  cudaStream_t s = nullptr;
+  FLUX_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  occupy_sms<<<ctas, 64, smem, s>>>(stop_dev, 120ull * 1000 * 1000 * 1000);
+  FLUX_CUDA_CHECK_LAUNCH("occupy_sms");
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  std::printf("occupying %d SMs\n", ctas);
+  std::fflush(stdout);
+  char c = 0;
+  while (::read(0, &c, 1) > 0) {
+  }
+  *reinterpret_cast<volatile uint32_t*>(stop_host) = 1u;
+  FLUX_CUDA_CHECK(cudaStreamSynchronize(s));
+  return 0;
+}
+
+// Starts `<this probe> occupy` (same environment: it joins the job's MPS daemon) and returns once its
+// kernel runs; *in is the write end of its stdin (closing it stops the occupier).
+pid_t start_occupier(int* in) {
+  int to_child[2], from_child[2];
+  if (::pipe(to_child) != 0 || ::pipe(from_child) != 0) throw flux::Error("occupier: pipe failed");
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(to_child[0], 0);
+    ::dup2(from_child[1], 1);
+    ::close(to_child[1]);
+    ::close(from_child[0]);
+    ::execl("/proc/self/exe", "ag_gemm_probe", "occupy", static_cast<char*>(nullptr));
+    std::_Exit(127);
+  }
+  ::close(to_child[0]);
+  ::close(from_child[1]);
+  std::string line;
+  char c = 0;
+  while (line.find('\n') == std::string::npos && ::read(from_child[0], &c, 1) == 1) line += c;
+  ::close(from_child[0]);
+  check(line.find("occupying") != std::string::npos, "occupier did not start: '" + line + "'");
+  std::printf("ag_gemm probe: another process is %s", line.c_str());
+  *in = to_child[1];
+  return pid;
+}
+
+void stop_occupier(pid_t pid, int in) {
+  ::close(in);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  check(WIFEXITED(status) && WEXITSTATUS(status) == 0, "occupier failed");
+}
+
 void concurrent(flux::Communicator& comm, cudaStream_t stream, bool busy) {
   const int w = comm.world_size(), r = comm.rank();
-  cudaStream_t rs_stream = nullptr, busy_stream = nullptr;
+  cudaStream_t rs_stream = nullptr;
   FLUX_CUDA_CHECK(cudaStreamCreateWithFlags(&rs_stream, cudaStreamNonBlocking));
-  FLUX_CUDA_CHECK(cudaStreamCreateWithFlags(&busy_stream, cudaStreamNonBlocking));
   Job job(Case{int64_t(512) * w, 512, 384, flux::DType::kBF16, flux::WeightLayout::kNK, true, 41}, w, r, stream);
   flux::AgGemmPlan ag(comm, flux::AgGemmDesc{job.c.m, job.c.n, job.c.k, job.c.dtype, job.c.layout});
   const int64_t rs_m = int64_t(512) * w, rs_n = 768, rs_k = 256;
@@ -295,20 +362,12 @@ void concurrent(flux::Communicator& comm, cudaStream_t stream, bool busy) {
   rs.check_status();
   std::vector<char> golden(rs_out.bytes), got(rs_out.bytes);
   FLUX_CUDA_CHECK(cudaMemcpy(golden.data(), rs_out.ptr, rs_out.bytes, cudaMemcpyDeviceToHost));
-  uint32_t* stop_host = nullptr;
-  uint32_t* stop_dev = nullptr;
-  FLUX_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&stop_host), sizeof(uint32_t), cudaHostAllocMapped));
-  *stop_host = 0;
-  FLUX_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&stop_dev), stop_host, 0));
-  int busy_ctas = 0;
-  if (busy && r == 0) {
-    const flux::DeviceLimits limits = flux::query_device_limits(comm.device());
-    busy_ctas = limits.sm_count / 3;
-    const int smem = static_cast<int>(limits.smem_per_block_optin);
-    FLUX_CUDA_CHECK(cudaFuncSetAttribute(occupy_sms, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    occupy_sms<<<busy_ctas, 64, smem, busy_stream>>>(stop_dev, 120ull * 1000 * 1000 * 1000);
-    FLUX_CUDA_CHECK_LAUNCH("occupy_sms");
-  }
+  // The busy kernel runs in another process (an MPS client of its own, like NCCL's kernels of another
+  // job or a neighbour's): inside this one a never-ending kernel could share a hardware queue with the
+  // op's streams and block them for a reason that has nothing to do with the op.
+  int occupier_in = -1;
+  pid_t occupier = -1;
+  if (busy && r == 0) occupier = start_occupier(&occupier_in);
   comm.barrier("concurrent: start");
   flux::TensorRef gathered;
   for (int i = 0; i < 200; ++i) {
@@ -317,8 +376,7 @@ void concurrent(flux::Communicator& comm, cudaStream_t stream, bool busy) {
   }
   FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
   FLUX_CUDA_CHECK(cudaStreamSynchronize(rs_stream));
-  *reinterpret_cast<volatile uint32_t*>(stop_host) = 1u;
-  FLUX_CUDA_CHECK(cudaStreamSynchronize(busy_stream));
+  if (occupier > 0) stop_occupier(occupier, occupier_in);
   ag.check_status();
   rs.check_status();
   job.verify(gathered, "concurrent AG+GEMM", stream);
@@ -327,12 +385,10 @@ void concurrent(flux::Communicator& comm, cudaStream_t stream, bool busy) {
   comm.barrier("concurrent: done");
   ag.release();
   rs.release();
-  cudaFreeHost(stop_host);
   cudaStreamDestroy(rs_stream);
-  cudaStreamDestroy(busy_stream);
   if (g_ok) {
     std::printf("ag_gemm probe concurrent: ok (200 AG+GEMM and 200 GEMM+RS fused calls in flight on two streams%s)\n",
-                busy_ctas ? ", a third of the SMs held by another kernel" : "");
+                busy ? ", a third of the SMs held by another process's kernel" : "");
   }
 }
 
@@ -387,6 +443,14 @@ void bad_inputs(flux::Communicator& comm, cudaStream_t stream) {
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "correctness";
+  if (mode == "occupy") {
+    try {
+      return occupy_mode();
+    } catch (const std::exception& e) {
+      std::printf("occupier failed: %s\n", e.what());
+      return 1;
+    }
+  }
   try {
     flux::Communicator comm;
     g_rank = comm.rank();
