@@ -11,8 +11,9 @@ namespace flux::knobs {
 const std::vector<Knob>& all() {
   static const std::vector<Knob> knobs = {
       {"FLUX_WAIT_TIMEOUT_MS", "10000",
-       "bound, in milliseconds, on every device-side wait (GEMM wait-before-load, signal waits); on expiry the "
-       "kernel stops waiting and the host gets flux::TimeoutError naming what was awaited"},
+       "bound, in milliseconds, on every device-side wait (GEMM wait-before-load, signal, barrier and stream-ordered "
+       "waits), counted from when the GPU reaches it; on expiry the kernel stops waiting, the communicator is "
+       "poisoned on every rank and the host gets flux::TimeoutError naming what was awaited"},
       {"FLUX_GEMM_CONFIG", "auto",
        "force one GEMM core config by name (see flux-bench gemm --list-configs), or 'auto' for the heuristic"},
       {"FLUX_GEMM_RASTER", "auto", "tile raster of the GEMM core: 'row' (N fastest), 'col' (M fastest) or 'auto'"},
@@ -20,7 +21,7 @@ const std::vector<Knob>& all() {
       {"FLUX_RDZV_TOKEN", "",
        "the job's rendezvous secret, the same on every rank (flux-run generates one); a peer without it is rejected"},
       {"FLUX_RDZV_TIMEOUT_MS", "120000",
-       "bound, in milliseconds, on the rendezvous and on every host collective and stream-ordered signal wait"},
+       "bound, in milliseconds, on the rendezvous, on every host collective and on every NCCL call"},
       {"FLUX_RDZV_LISTEN_FD", "-1",
        "rank 0 only: a file descriptor of a TCP socket already bound to MASTER_PORT and listening, inherited from the "
        "launcher (flux-run sets it, so the port is never free between the launcher choosing it and rank 0 using it); "

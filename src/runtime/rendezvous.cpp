@@ -372,28 +372,24 @@ struct Rendezvous::Impl {
       for (int k = 0; k < 16 && (fds[0].revents & POLLIN); ++k) {
         int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (fd < 0) break;
-        {
-          if (static_cast<int>(pending.size()) >= kMaxPendingHandshakes) {
-            // A flood: the oldest unauthenticated connection makes room, so a real rank arriving now is
-            // handled at once (one evicted mid-handshake retries).
-            close_fd(pending.front().fd);
-            pending.erase(pending.begin());
-          }
-          {
-            int one = 1;
-            ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-            Pending p;
-            p.fd = fd;
-            p.nonce = random_bytes(kNonceBytes);
-            p.deadline = Deadline::in_ms(kHandshakeMs);
-            std::string challenge, err;
-            put_str(challenge, p.nonce);
-            if (send_msg(fd, kChallenge, challenge, Deadline::in_ms(1000), &err)) {
-              pending.push_back(std::move(p));
-            } else {
-              ::close(fd);
-            }
-          }
+        if (static_cast<int>(pending.size()) >= kMaxPendingHandshakes) {
+          // A flood: the oldest unauthenticated connection makes room, so a real rank arriving now is
+          // handled at once (one evicted mid-handshake retries).
+          close_fd(pending.front().fd);
+          pending.erase(pending.begin());
+        }
+        int one = 1;
+        ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        Pending p;
+        p.fd = fd;
+        p.nonce = random_bytes(kNonceBytes);
+        p.deadline = Deadline::in_ms(kHandshakeMs);
+        std::string challenge, err;
+        put_str(challenge, p.nonce);
+        if (send_msg(fd, kChallenge, challenge, Deadline::in_ms(1000), &err)) {
+          pending.push_back(std::move(p));
+        } else {
+          ::close(fd);
         }
       }
       // Drop connections that are closed, or silent past their own deadline.

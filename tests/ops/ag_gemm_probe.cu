@@ -216,10 +216,7 @@ void graph(flux::Communicator& comm, cudaStream_t stream, int steps) {
   // M / W = 200 rows: blocks straddle shards.
   Job job(Case{int64_t(200) * w, 384, 256, flux::DType::kFP16, flux::WeightLayout::kNK, true, 1}, w, r, stream);
   flux::AgGemmPlan plan(comm, flux::AgGemmDesc{job.c.m, job.c.n, job.c.k, job.c.dtype, job.c.layout});
-  std::mt19937_64 rng(78);
-  std::vector<int> check_at;
-  for (int i = 0; i < 8; ++i) check_at.push_back(static_cast<int>(rng() % uint64_t(steps)));
-  check_at.push_back(steps - 1);
+  const std::vector<int> check_at = flux::testing::check_steps(78, 8, steps);  // the same on every rank
   for (flux::AgGemmImpl impl : paths(comm)) {
     const std::string path = flux::to_string(impl);
     flux::TensorRef gathered;

@@ -333,10 +333,7 @@ void graph(flux::Communicator& comm, cudaStream_t stream, int steps) {
   // M / W = 200 rows: not a multiple of any tile (straddling tiles are reduced by two ranks).
   Fixture f(Case{int64_t(200) * w, 640, 256, flux::DType::kBF16, flux::WeightLayout::kNK, true, 0}, w, r);
   flux::GemmRsPlan plan(comm, flux::GemmRsDesc{f.c.m, f.c.n, f.c.k, f.c.dtype, f.c.layout});
-  std::mt19937_64 rng(77);  // the same steps on every rank
-  std::vector<int> check_at;
-  for (int i = 0; i < 8; ++i) check_at.push_back(static_cast<int>(rng() % uint64_t(steps)));
-  check_at.push_back(steps - 1);
+  const std::vector<int> check_at = flux::testing::check_steps(77, 8, steps);  // the same on every rank
   for (flux::GemmRsImpl impl : {flux::GemmRsImpl::kFused, flux::GemmRsImpl::kSequential, flux::GemmRsImpl::kDecomposed}) {
     const std::string path = flux::to_string(impl);
     auto seed = [&](int step) { return uint64_t(50000 + step + 7919 * int(impl)); };

@@ -19,13 +19,8 @@ class AgGemmGpu : public ::testing::TestWithParam<std::tuple<int, bool, std::str
 TEST_P(AgGemmGpu, ProbeJob) {
   FLUX_REQUIRE_GPU();
   auto [world, mps, mode] = GetParam();
-  // A "_chaos" job is the probe mode before the suffix with chaos mode on (random protocol delays).
-  const bool chaos = mode.size() > 6 && mode.compare(mode.size() - 6, 6, "_chaos") == 0;
-  std::vector<std::pair<std::string, std::string>> env = {{"FLUX_WAIT_TIMEOUT_MS", "20000"},
-                                                          {"FLUX_RDZV_TIMEOUT_MS", "120000"}};
-  if (chaos) env.push_back({"FLUX_CHAOS_SEED", "20261201"});
-  flux::testing::run_probe_job(flux::testing::sibling_binary("flux_ag_gemm_probe", FLUX_AG_GEMM_PROBE_PATH), world, mps,
-                               chaos ? mode.substr(0, mode.size() - 6) : mode, "ag_gemm probe", env);
+  flux::testing::run_probe_job(flux::testing::sibling_binary("flux_ag_gemm_probe", FLUX_AG_GEMM_PROBE_PATH), world, mps, mode,
+                               "ag_gemm probe", {{"FLUX_WAIT_TIMEOUT_MS", "20000"}, {"FLUX_RDZV_TIMEOUT_MS", "120000"}});
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -23,15 +23,10 @@ class GemmRsGpu : public ::testing::TestWithParam<std::tuple<int, bool, std::str
 TEST_P(GemmRsGpu, ProbeJob) {
   FLUX_REQUIRE_GPU();
   auto [world, mps, mode] = GetParam();
-  // The fault job waits for a peer that never comes: a short timeout keeps it quick. A "_chaos" job is
-  // the probe mode before the suffix with chaos mode on (random delays at every protocol step).
+  // The fault job waits for a peer that never comes: a short timeout keeps it quick.
   const std::string timeout = mode == "fault" ? "1500" : "20000";
-  const bool chaos = mode.size() > 6 && mode.compare(mode.size() - 6, 6, "_chaos") == 0;
-  std::vector<std::pair<std::string, std::string>> env = {{"FLUX_WAIT_TIMEOUT_MS", timeout},
-                                                          {"FLUX_RDZV_TIMEOUT_MS", "120000"}};
-  if (chaos) env.push_back({"FLUX_CHAOS_SEED", "20261201"});
-  flux::testing::run_probe_job(flux::testing::sibling_binary("flux_gemm_rs_probe", FLUX_GEMM_RS_PROBE_PATH), world, mps,
-                               chaos ? mode.substr(0, mode.size() - 6) : mode, "gemm_rs probe", env);
+  flux::testing::run_probe_job(flux::testing::sibling_binary("flux_gemm_rs_probe", FLUX_GEMM_RS_PROBE_PATH), world, mps, mode,
+                               "gemm_rs probe", {{"FLUX_WAIT_TIMEOUT_MS", timeout}, {"FLUX_RDZV_TIMEOUT_MS", "120000"}});
 }
 
 // A rank SIGKILLed in the middle of 1000 fused calls, in a job started without flux-run (torchrun-style

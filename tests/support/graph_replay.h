@@ -7,11 +7,22 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <random>
 #include <vector>
 
 #include "src/common/check.h"
 
 namespace flux::testing {
+
+// `count` pseudo-random steps in [0, steps) from `seed` (the same on every rank), and the last step.
+inline std::vector<int> check_steps(uint64_t seed, int count, int steps) {
+  std::mt19937_64 rng(seed);
+  std::vector<int> at;
+  for (int i = 0; i < count; ++i) at.push_back(static_cast<int>(rng() % uint64_t(steps)));
+  at.push_back(steps - 1);
+  return at;
+}
 
 // refill(step, stream): rewrite the inputs in place (and poison the output on checked steps);
 // run(stream): one call of the op; check(step): after the replay stream is synchronized.

@@ -135,8 +135,15 @@ std::string sibling_binary(const std::string& name, const std::string& fallback)
   return fallback;
 }
 
-void run_probe_job(const std::string& probe, int world, bool mps, const std::string& mode, const std::string& marker,
-                   const std::vector<std::pair<std::string, std::string>>& env) {
+void run_probe_job(const std::string& probe, int world, bool mps, const std::string& job_mode, const std::string& marker,
+                   const std::vector<std::pair<std::string, std::string>>& job_env) {
+  // "<mode>_chaos": the probe's <mode> with chaos mode on (random delays at every protocol step).
+  const std::string suffix = "_chaos";
+  const bool chaos = job_mode.size() > suffix.size() &&
+                     job_mode.compare(job_mode.size() - suffix.size(), suffix.size(), suffix) == 0;
+  const std::string mode = chaos ? job_mode.substr(0, job_mode.size() - suffix.size()) : job_mode;
+  std::vector<std::pair<std::string, std::string>> env = job_env;
+  if (chaos) env.push_back({"FLUX_CHAOS_SEED", "20261201"});
   if (mps && std::system("command -v nvidia-cuda-mps-control > /dev/null 2>&1") != 0) {
     GTEST_SKIP() << "MPS test skipped: nvidia-cuda-mps-control is not on PATH";
   }

@@ -24,7 +24,8 @@ std::vector<ProcessResult> run_processes(const std::vector<std::vector<std::stri
 
 // Runs `probe mode` as a `world`-rank job under flux-run (with --mps when asked; the test skips when
 // nvidia-cuda-mps-control is missing) and expects exit 0 and "<marker> PASSED: rank r of W" from every
-// rank (gtest assertions; use inside a TEST).
+// rank (gtest assertions; use inside a TEST). A mode "<mode>_chaos" runs the probe's <mode> with
+// FLUX_CHAOS_SEED set (chaos mode).
 void run_probe_job(const std::string& probe, int world, bool mps, const std::string& mode, const std::string& marker,
                    const std::vector<std::pair<std::string, std::string>>& env);
 
