@@ -26,6 +26,8 @@ class Args {
 struct Shape {
   int64_t m, n, k;
   int tp;  // tensor-parallel degree the shape belongs to (0: not from the suite)
+  std::string name = "";  // corpus rows: the model layer (bench/corpus/gemm_corpus.csv)
+  std::string half = "";  // corpus rows: "tune" or "test"
 };
 // "MxNxK" (throws InvalidArgument otherwise).
 Shape parse_shape(const std::string& text);

@@ -9,6 +9,9 @@
 // is more than twice the L2; the median over rounds is reported. Before timing, each implementation's
 // output (poisoned first) is checked on sampled rows against an fp64 reference.
 // --sweep adds every config x raster x swizzle (impl "flux_sweep") to tune the heuristic.
+// --corpus tune|test|all runs the rows of that half of the shape corpus (bench/corpus/gemm_corpus.csv,
+// --corpus-file; --corpus-every N keeps every N-th row) instead of the suite, and summarises per half and
+// per M regime.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -28,6 +31,7 @@
 #include "src/common/check.h"
 #include "tools/bench/bench_args.h"
 #include "tools/bench/bench_gemm.h"
+#include "tools/bench/corpus.h"
 #include "tools/common/device_tools.h"
 #include "tools/common/json.h"
 #include "tools/common/timing.h"
@@ -67,7 +71,9 @@ struct Measured {
 }  // namespace
 
 int run_gemm_bench(const std::vector<std::string>& argv, const std::string& command_line) {
-  Args args(argv, {"--dtypes", "--layout", "--shapes", "--warmup", "--iters", "--json", "--sweep-iters", "--check-rows"},
+  Args args(argv,
+            {"--dtypes", "--layout", "--shapes", "--warmup", "--iters", "--json", "--sweep-iters", "--check-rows",
+             "--corpus", "--corpus-file", "--corpus-every"},
             {"--sweep", "--no-check", "--bias", "--list-configs", "--attribution"});
   if (args.flag("--list-configs")) {
     for (const GemmConfigInfo& c : gemm_configs()) std::printf("%s\n", c.name);
@@ -78,7 +84,21 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
   for (const std::string& d : args.get_list("--dtypes", "bf16,fp16")) dtypes.push_back(parse_dtype(d));
   const WeightLayout layout = parse_weight_layout(args.get("--layout", "nk"));
   std::vector<Shape> shapes;
-  if (args.get("--shapes", "").empty()) {
+  const std::string corpus = args.get("--corpus", "");
+  if (!corpus.empty()) {
+    FLUX_CHECK_ARG(corpus == "tune" || corpus == "test" || corpus == "all", "flux-bench gemm: --corpus ", corpus,
+                   " (expected tune, test or all)");
+    FLUX_CHECK_ARG(args.get("--shapes", "").empty(), "flux-bench gemm: --corpus and --shapes exclude each other");
+    const int64_t every = args.get_int("--corpus-every", 1);
+    FLUX_CHECK_ARG(every >= 1, "flux-bench gemm: --corpus-every ", every, " (expected >= 1)");
+    int64_t index = 0;
+    for (const CorpusRow& r : load_corpus(args.get("--corpus-file", "bench/corpus/gemm_corpus.csv"))) {
+      if (corpus != "all" && r.half != corpus) continue;
+      if (index++ % every != 0) continue;
+      shapes.push_back({r.m, r.n, r.k, r.tp, r.name, r.half});
+    }
+    FLUX_CHECK_ARG(!shapes.empty(), "flux-bench gemm: no corpus rows selected");
+  } else if (args.get("--shapes", "").empty()) {
     shapes = default_suite();
   } else {
     for (const std::string& s : args.get_list("--shapes", "")) shapes.push_back(parse_shape(s));
@@ -111,6 +131,7 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
               "TFLOP/s", "hooks ms", "TFLOP/s", "cublas ms", "TFLOP/s", "flux/cb", "hook/cb");
 
   std::vector<double> flux_ratios, hooks_ratios;
+  std::map<std::string, std::vector<double>> regime_ratios;  // corpus: "<half> <M regime>" -> flux / cuBLAS
   std::map<std::string, std::vector<double>> attribution_ratios;  // time / flux time
   bool all_ok = true;
   std::mt19937_64 rng(12345);
@@ -327,7 +348,9 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
           if (r.impl == "flux_order" || r.impl == "flux_hooks_segmented") {
             line.add("segments", segmented_options.order.segments).add("first_segment", 1);
           }
-          line.add("tp", shape.tp).add("iters", iters).add("gpu", limits.name).add("date", date).add("command", command_line);
+          line.add("tp", shape.tp);
+          if (!shape.half.empty()) line.add("corpus", shape.half).add("name", shape.name);
+          line.add("iters", iters).add("gpu", limits.name).add("date", date).add("command", command_line);
           *json << line.str() << "\n";
         }
       }
@@ -338,6 +361,11 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
       double rf = cublas_ms / results[0].median_ms, rh = cublas_ms / results[1].median_ms;
       flux_ratios.push_back(rf);
       hooks_ratios.push_back(rh);
+      if (!shape.half.empty()) {
+        const char* regime = m < 128 ? "M < 128" : (m < 1024 ? "128 <= M < 1024" : "M >= 1024");
+        regime_ratios[shape.half + " " + regime].push_back(rf);
+        regime_ratios[shape.half + " all"].push_back(rf);
+      }
       char shape_text[64];
       std::snprintf(shape_text, sizeof(shape_text), "%ldx%ldx%ld", long(m), long(n), long(k));
       std::printf("%-22s %-5s %-26s %9.3f %8.1f %9.3f %8.1f %9.3f %8.1f %7.3f %7.3f%s\n", shape_text, to_string(dtype),
@@ -359,6 +387,7 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
   };
   summary(flux_ratios, "flux      ");
   summary(hooks_ratios, "flux_hooks");
+  for (auto& [what, v] : regime_ratios) summary(v, ("flux (" + what + ")").c_str());
   for (auto& [impl, v] : attribution_ratios) {
     std::sort(v.begin(), v.end());
     std::printf("%-22s time / flux time over %zu rows: median %.4f, min %.4f, max %.4f\n", impl.c_str(), v.size(),

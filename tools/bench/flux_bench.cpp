@@ -19,6 +19,7 @@ void usage(FILE* out) {
                "         [--dtypes bf16,fp16] [--layout nk|kn] [--shapes MxNxK,...] [--warmup 5] [--iters 30]\n"
                "         [--json FILE] [--bias] [--no-check] [--check-rows 64] [--sweep] [--sweep-iters 20]\n"
                "         [--attribution] (each hook alone)\n"
+               "         [--corpus tune|test|all] [--corpus-file bench/corpus/gemm_corpus.csv] [--corpus-every 1]\n"
                "         [--list-configs]\n");
 }
 
