@@ -81,6 +81,10 @@ struct GemmOptions {
   // At most this many SMs for the persistent grid (0: all). A fused op leaves the rest to kernels
   // that run beside the GEMM (e.g. GEMM+RS's reduction); the config model counts waves with it.
   int32_t max_sms = 0;
+  // A tuning cache written by `flux-bench tune` (src/gemm/tune_cache.h): "" = knob FLUX_TUNE_CACHE,
+  // "none" = no cache. Entries for this (dtype, layout, N, K, SMs, M bucket) override the heuristic; a
+  // cache for another GPU or build is ignored with a one-line warning.
+  std::string tune_cache;
 };
 
 // (b) wait-before-load.

@@ -18,6 +18,10 @@ const std::vector<Knob>& all() {
        "force one GEMM core config by name (see flux-bench gemm --list-configs), or 'auto' for the heuristic"},
       {"FLUX_GEMM_RASTER", "auto", "tile raster of the GEMM core: 'row' (N fastest), 'col' (M fastest) or 'auto'"},
       {"FLUX_GEMM_SWIZZLE", "0", "band width of the GEMM core's tile order in cluster units (1, 2, 4, 8, 16); 0 = auto"},
+      {"FLUX_TUNE_CACHE", "",
+       "a tuning cache written by flux-bench tune: its measured config / raster / swizzle per (dtype, layout, N, K, "
+       "SMs, M bucket) override the heuristic; a cache for another GPU, SM count or build is ignored with a warning; "
+       "empty = none"},
       {"FLUX_RDZV_TOKEN", "",
        "the job's rendezvous secret, the same on every rank (flux-run generates one); a peer without it is rejected"},
       {"FLUX_RDZV_TIMEOUT_MS", "120000",

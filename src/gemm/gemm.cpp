@@ -6,7 +6,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
+#include <mutex>
+#include <set>
 
 #include "flux/error.h"
 #include "flux/knobs.h"
@@ -14,6 +17,7 @@
 #include "src/common/device_guard.h"
 #include "src/gemm/gemm_config.h"
 #include "src/gemm/gemm_launch.h"
+#include "src/gemm/tune_cache.h"
 
 namespace flux {
 
@@ -139,6 +143,8 @@ struct GemmPlan::Impl {
   int32_t swizzle = 0;                    // option, else knob
   uint64_t timeout_ns = 0;
   uint32_t chaos_seed = 0;                // knob FLUX_CHAOS_SEED
+  std::string tune_path;                  // GemmOptions::tune_cache / knob FLUX_TUNE_CACHE ("" = none)
+  gemm::TuneCache tune;
   DeviceStatus* status = nullptr;         // device memory, one record
 };
 
@@ -169,6 +175,18 @@ GemmPlan::GemmPlan(const GemmDesc& desc, const GemmOptions& options) : impl_(std
 
   p.chaos_seed = static_cast<uint32_t>(knobs::get_int("FLUX_CHAOS_SEED"));
   p.limits = query_device_limits(options.device);
+  p.tune_path = options.tune_cache.empty() ? knobs::get_string("FLUX_TUNE_CACHE") : options.tune_cache;
+  if (p.tune_path == "none") p.tune_path.clear();
+  if (!p.tune_path.empty()) {
+    std::string warning;
+    p.tune = gemm::TuneCache::load(p.tune_path, p.limits.name, p.limits.sm_count, &warning);
+    if (!warning.empty()) {
+      static std::mutex mu;
+      static std::set<std::string> warned;  // one line per file and process
+      std::lock_guard<std::mutex> lock(mu);
+      if (warned.insert(p.tune_path).second) std::fprintf(stderr, "%s\n", warning.c_str());
+    }
+  }
   if (p.limits.cc_major != 9 || p.limits.cc_minor != 0) {
     throw Unsupported(detail::cat("flux gemm: device ", p.limits.device, " (", p.limits.name, ") is sm_", p.limits.cc_major,
                                   p.limits.cc_minor, "; the GEMM core is built for sm_90a (Hopper: H100, H200)"));
@@ -207,7 +225,7 @@ std::string GemmPlan::resolved_options() const {
   return detail::cat("config=", p.forced_config >= 0 ? gemm_configs()[p.forced_config].name : "auto", " raster=",
                      p.raster == Raster::kAuto ? "auto" : (p.raster == Raster::kRowMajor ? "row" : "col"),
                      " swizzle=", p.swizzle, " max_sms=", p.options.max_sms, " wait_timeout_ns=", p.timeout_ns,
-                     " chaos_seed=", p.chaos_seed);
+                     " chaos_seed=", p.chaos_seed, " tune_cache=", p.tune.size() ? p.tune.digest() : std::string("none"));
 }
 const DeviceLimits& GemmPlan::device_limits() const { return impl_->limits; }
 DeviceStatus* GemmPlan::device_status() const { return impl_->status; }
@@ -216,6 +234,11 @@ GemmSelection GemmPlan::select(int64_t m) const {
   const Impl& p = *impl_;
   FLUX_CHECK_ARG(m >= 1 && m <= kMaxDim, "flux gemm: M = ", m, " is out of range (expected 1 <= M < 2^31)");
   GemmSelection sel = select_gemm_config(m, p.desc.n, p.desc.k, p.limits, p.max_active_clusters);
+  if (p.forced_config < 0 && p.tune.size() > 0) {
+    gemm::TuneKey key{p.desc.dtype, p.desc.layout, p.desc.n, p.desc.k,
+                      p.options.max_sms > 0 ? p.options.max_sms : p.limits.sm_count, gemm::TuneCache::m_bucket(m)};
+    if (const gemm::TuneChoice* c = p.tune.find(key)) gemm::apply_tune_choice(*c, m, p.desc.n, p.tune_path, &sel);
+  }
   if (p.forced_config >= 0 && p.forced_config != sel.config.id) {
     // Re-run the order choice for the forced config with the heuristic's raster rule.
     sel.config = gemm_configs()[p.forced_config];

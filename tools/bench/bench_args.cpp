@@ -1,5 +1,6 @@
 // tools/bench/bench_args.cpp — see bench_args.h.
 #include "tools/bench/bench_args.h"
+#include "tools/bench/corpus.h"
 
 #include <cstdlib>
 #include <sstream>
@@ -60,6 +61,29 @@ Shape parse_shape(const std::string& text) {
   FLUX_CHECK_ARG(!in.fail() && in.eof() && x1 == 'x' && x2 == 'x' && s.m > 0 && s.n > 0 && s.k > 0,
                  "flux-bench: shape '", text, "' (expected MxNxK with positive integers, e.g. 4096x6144x12288)");
   return s;
+}
+
+std::vector<Shape> select_shapes(const Args& args, const std::vector<Shape>& fallback) {
+  std::vector<Shape> shapes;
+  const std::string corpus = args.get("--corpus", "");
+  if (!corpus.empty()) {
+    FLUX_CHECK_ARG(corpus == "tune" || corpus == "test" || corpus == "all", "flux-bench: --corpus ", corpus,
+                   " (expected tune, test or all)");
+    FLUX_CHECK_ARG(args.get("--shapes", "").empty(), "flux-bench: --corpus and --shapes exclude each other");
+    const int64_t every = args.get_int("--corpus-every", 1);
+    FLUX_CHECK_ARG(every >= 1, "flux-bench: --corpus-every ", every, " (expected >= 1)");
+    int64_t index = 0;
+    for (const CorpusRow& r : load_corpus(args.get("--corpus-file", "bench/corpus/gemm_corpus.csv"))) {
+      if (corpus != "all" && r.half != corpus) continue;
+      if (index++ % every != 0) continue;
+      shapes.push_back({r.m, r.n, r.k, r.tp, r.name, r.half});
+    }
+    FLUX_CHECK_ARG(!shapes.empty(), "flux-bench: no corpus rows selected");
+    return shapes;
+  }
+  if (args.get("--shapes", "").empty()) return fallback;
+  for (const std::string& s : args.get_list("--shapes", "")) shapes.push_back(parse_shape(s));
+  return shapes;
 }
 
 }  // namespace flux::bench

@@ -32,4 +32,8 @@ struct Shape {
 // "MxNxK" (throws InvalidArgument otherwise).
 Shape parse_shape(const std::string& text);
 
+// The shapes a subcommand runs: --corpus tune|test|all (rows of that half of --corpus-file, default
+// bench/corpus/gemm_corpus.csv, every --corpus-every-th), else --shapes MxNxK,..., else `fallback`.
+std::vector<Shape> select_shapes(const Args& args, const std::vector<Shape>& fallback);
+
 }  // namespace flux::bench

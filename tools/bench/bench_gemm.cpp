@@ -31,7 +31,6 @@
 #include "src/common/check.h"
 #include "tools/bench/bench_args.h"
 #include "tools/bench/bench_gemm.h"
-#include "tools/bench/corpus.h"
 #include "tools/common/device_tools.h"
 #include "tools/common/json.h"
 #include "tools/common/timing.h"
@@ -83,26 +82,7 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
   std::vector<DType> dtypes;
   for (const std::string& d : args.get_list("--dtypes", "bf16,fp16")) dtypes.push_back(parse_dtype(d));
   const WeightLayout layout = parse_weight_layout(args.get("--layout", "nk"));
-  std::vector<Shape> shapes;
-  const std::string corpus = args.get("--corpus", "");
-  if (!corpus.empty()) {
-    FLUX_CHECK_ARG(corpus == "tune" || corpus == "test" || corpus == "all", "flux-bench gemm: --corpus ", corpus,
-                   " (expected tune, test or all)");
-    FLUX_CHECK_ARG(args.get("--shapes", "").empty(), "flux-bench gemm: --corpus and --shapes exclude each other");
-    const int64_t every = args.get_int("--corpus-every", 1);
-    FLUX_CHECK_ARG(every >= 1, "flux-bench gemm: --corpus-every ", every, " (expected >= 1)");
-    int64_t index = 0;
-    for (const CorpusRow& r : load_corpus(args.get("--corpus-file", "bench/corpus/gemm_corpus.csv"))) {
-      if (corpus != "all" && r.half != corpus) continue;
-      if (index++ % every != 0) continue;
-      shapes.push_back({r.m, r.n, r.k, r.tp, r.name, r.half});
-    }
-    FLUX_CHECK_ARG(!shapes.empty(), "flux-bench gemm: no corpus rows selected");
-  } else if (args.get("--shapes", "").empty()) {
-    shapes = default_suite();
-  } else {
-    for (const std::string& s : args.get_list("--shapes", "")) shapes.push_back(parse_shape(s));
-  }
+  const std::vector<Shape> shapes = select_shapes(args, default_suite());
   const int warmup = static_cast<int>(args.get_int("--warmup", 5));
   const int iters = static_cast<int>(args.get_int("--iters", 30));
   const int sweep_iters = static_cast<int>(args.get_int("--sweep-iters", 20));
@@ -161,7 +141,7 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
 
       GemmPlan plan(desc);
       GemmOptions segmented_options;
-      segmented_options.order.segments = shape.tp > 0 ? shape.tp : 4;
+      segmented_options.order.segments = shape.tp > 1 ? shape.tp : 4;  // a fused op's W (4 off the suite, or at TP 1)
       segmented_options.order.first_segment = 1;
       GemmPlan segmented_plan(desc, segmented_options);
       const GemmSelection sel = plan.select(m);

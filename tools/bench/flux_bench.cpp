@@ -9,6 +9,7 @@
 #include "tools/bench/bench_gemm.h"
 #include "tools/bench/bench_gemm_rs.h"
 #include "tools/bench/bench_p2p.h"
+#include "tools/bench/bench_tune.h"
 
 namespace {
 
@@ -20,7 +21,10 @@ void usage(FILE* out) {
                "         [--json FILE] [--bias] [--no-check] [--check-rows 64] [--sweep] [--sweep-iters 20]\n"
                "         [--attribution] (each hook alone)\n"
                "         [--corpus tune|test|all] [--corpus-file bench/corpus/gemm_corpus.csv] [--corpus-every 1]\n"
-               "         [--list-configs]\n");
+               "         [--list-configs]\n"
+               "  tune   measure every GEMM core candidate per shape and write a tuning cache (FLUX_TUNE_CACHE)\n"
+               "         --out FILE [--corpus tune|...] [--shapes MxNxK,...] [--dtypes bf16,fp16] [--layout nk|kn]\n"
+               "         [--max-sms 0[,124,...]] [--iters 10] [--warmup 2] [--merge]\n");
 }
 
 }  // namespace
@@ -40,6 +44,7 @@ int main(int argc, char** argv) {
     if (sub == "p2p") return flux::bench::run_p2p_bench(args, command_line);
     if (sub == "gemm-rs") return flux::bench::run_gemm_rs_bench(args, command_line);
     if (sub == "ag-gemm") return flux::bench::run_ag_gemm_bench(args, command_line);
+    if (sub == "tune") return flux::bench::run_tune_bench(args, command_line);
     std::fprintf(stderr, "flux-bench: unknown subcommand '%s'\n", sub.c_str());
     usage(stderr);
     return 2;
