@@ -3,6 +3,7 @@
 
 #include "flux/knobs.h"
 #include "src/common/check.h"
+#include "src/ops/common/sm_budget.h"
 
 namespace flux::ops {
 
@@ -16,10 +17,7 @@ OpRuntime::OpRuntime(Communicator& comm, const std::string& op, const OpRuntimeO
     : comm_(&comm), op_(op), world_(comm.world_size()), rank_(comm.rank()) {
   FLUX_CHECK_ARG(comm.device() >= 0, "flux ", op, ": the communicator has no GPU");
   limits_ = query_device_limits(comm.device());
-  if (comm.shares_gpu()) {
-    ranks_on_gpu_ = 0;
-    for (const std::string& u : comm.device_uuids()) ranks_on_gpu_ += u == comm.device_uuids()[rank_];
-  }
+  ranks_on_gpu_ = ops::ranks_on_gpu(comm.device_uuids(), rank_);
   if (world_ > 1) {  // W = 1 runs the GEMM core alone on every path
     cublas_[0] = std::make_unique<CublasWorkspace>();
     cublas_[1] = std::make_unique<CublasWorkspace>();

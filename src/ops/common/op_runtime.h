@@ -28,10 +28,9 @@
 
 namespace flux::ops {
 
-// The value every op passes to SignalSet as the first epoch. Tests start near 2^32 to cross the wrap.
 struct OpRuntimeOptions {
-  int signal_count = 1;
-  uint32_t initial_epoch = 1;
+  int signal_count = 1;        // the op's own flags in its SignalSet (AG+GEMM: one "shard ready" per source)
+  uint32_t initial_epoch = 1;  // the first call's epoch (tests start near 2^32 to cross the wrap)
 };
 
 class OpRuntime {
