@@ -302,8 +302,7 @@ TensorRef AgGemmPlan::run(const AgGemmArgs& args, cudaStream_t stream, AgGemmImp
 
 void AgGemmPlan::check_status() {
   Impl& p = *impl_;
-  if (p.rt) p.rt->check_status();
-  p.comm->check_fault();
+  p.comm->sync_fault();  // the communicator's first failure, device record included
   p.full_gemm->check_status();
   if (p.fused_gemm) p.fused_gemm->check_status();
   if (p.ce_gemm) p.ce_gemm->check_status();

@@ -3,7 +3,6 @@
 
 #include "flux/knobs.h"
 #include "src/common/check.h"
-#include "src/ops/common/sm_budget.h"
 
 namespace flux::ops {
 
@@ -14,11 +13,9 @@ bool stream_is_capturing(cudaStream_t stream) {
 }
 
 OpRuntime::OpRuntime(Communicator& comm, const std::string& op, const OpRuntimeOptions& options)
-    : comm_(&comm), op_(op), world_(comm.world_size()), rank_(comm.rank()) {
+    : comm_(&comm), chaos_seed_(static_cast<uint32_t>(knobs::get_int("FLUX_CHAOS_SEED"))) {
   FLUX_CHECK_ARG(comm.device() >= 0, "flux ", op, ": the communicator has no GPU");
-  limits_ = query_device_limits(comm.device());
-  ranks_on_gpu_ = ops::ranks_on_gpu(comm.device_uuids(), rank_);
-  if (world_ > 1) {  // W = 1 runs the GEMM core alone on every path
+  if (comm.world_size() > 1) {  // W = 1 runs the GEMM core alone on every path
     cublas_[0] = std::make_unique<CublasWorkspace>();
     cublas_[1] = std::make_unique<CublasWorkspace>();
     signals_ = std::make_unique<SignalSet>(comm, options.signal_count, op, options.initial_epoch);
@@ -68,10 +65,8 @@ void OpRuntime::end(cudaStream_t stream) {
 
 device::WaitContext OpRuntime::wait_context(int peer) const {
   return device::make_wait_context(comm_->fault_domain(), signals_->wait_timeout_ns(), WaitSite::kSignalWait, peer,
-                                   static_cast<uint32_t>(knobs::get_int("FLUX_CHAOS_SEED")));
+                                   chaos_seed_);
 }
-
-void OpRuntime::check_status() { comm_->sync_fault(); }
 
 void OpRuntime::release() {
   if (signals_) signals_->release();

@@ -40,11 +40,6 @@ class OpRuntime {
   OpRuntime(const OpRuntime&) = delete;
   OpRuntime& operator=(const OpRuntime&) = delete;
 
-  Communicator& comm() const { return *comm_; }
-  int world() const { return world_; }
-  int rank() const { return rank_; }
-  int ranks_on_gpu() const { return ranks_on_gpu_; }  // ranks of the communicator on this rank's GPU
-  const DeviceLimits& limits() const { return limits_; }
   SignalSet& signals() const { return *signals_; }  // W > 1 only
   cudaStream_t side() const { return side_; }
   // cuBLAS handles + workspace per stream: 0 for the call's stream, 1 for the side stream.
@@ -61,15 +56,11 @@ class OpRuntime {
   FaultDomain fault() const { return comm_->fault_domain(); }
   device::WaitContext wait_context(int peer) const;
 
-  // After the stream has been synchronized: throws the communicator's first failure, if any.
-  void check_status();
   void release();  // collective: frees the signals (the plan frees its own buffers)
 
  private:
   Communicator* comm_ = nullptr;
-  std::string op_;
-  int world_ = 1, rank_ = 0, ranks_on_gpu_ = 1;
-  DeviceLimits limits_;
+  uint32_t chaos_seed_ = 0;  // knob FLUX_CHAOS_SEED, read once
   std::unique_ptr<SignalSet> signals_;
   std::unique_ptr<CublasWorkspace> cublas_[2];
   cudaStream_t side_ = nullptr;

@@ -330,8 +330,7 @@ void GemmRsPlan::run(const GemmRsArgs& args, cudaStream_t stream, GemmRsImpl imp
 
 void GemmRsPlan::check_status() {
   Impl& p = *impl_;
-  if (p.rt) p.rt->check_status();
-  p.comm->check_fault();
+  p.comm->sync_fault();  // the communicator's first failure, device record included
   p.full_gemm->check_status();
   if (p.fused_gemm) p.fused_gemm->check_status();
 }
