@@ -40,7 +40,30 @@ namespace runtime {
 class Rendezvous;
 }
 
+// The host collectives a Communicator runs on: bootstrap (device UUIDs, the NCCL id), the exchange of
+// IPC handles of symmetric memory, and plans' agreement checks. Default: Flux's TCP rendezvous
+// (src/runtime/rendezvous.h). A framework that already connects its ranks supplies its own — flux_torch
+// runs them on a torch.distributed group's store, so no extra port or token is needed under torchrun.
+// Every rank calls the same collectives in the same order with the same labels. An implementation must
+// bound every call (throw TimeoutError naming the ranks that did not arrive) and fail, naming both
+// labels, when ranks call different collectives at the same step.
+class HostExchange {
+ public:
+  virtual ~HostExchange() = default;
+  // Every rank's blob, indexed by rank.
+  virtual std::vector<std::string> all_gather(const std::string& mine, const std::string& label) = 0;
+  // Root's value on every rank (default: an all_gather).
+  virtual std::string broadcast(const std::string& value, int root, const std::string& label);
+  virtual void barrier(const std::string& label);  // default: an all_gather of nothing
+  // Fail the job: this rank throws Error(why); peers' current or next collective should fail too
+  // (the default only throws here: peers then fail by their own deadline).
+  [[noreturn]] virtual void abort(const std::string& why);
+};
+
 struct CommunicatorOptions {
+  // Host collectives to use instead of the TCP rendezvous (then rank and world_size must be set, and
+  // master_addr / master_port / token are not used).
+  std::shared_ptr<HostExchange> exchange;
   // -1 / empty: from torchrun's variables RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
   // MASTER_ADDR (default 127.0.0.1), MASTER_PORT.
   int rank = -1;

@@ -43,12 +43,38 @@ std::string uuid_hex(const cudaUUID_t& uuid) {
   return out;
 }
 
+// The default exchange: the TCP rendezvous.
+class TcpExchange final : public HostExchange {
+ public:
+  explicit TcpExchange(const runtime::RendezvousOptions& o) : rdzv_(o) {}
+  std::vector<std::string> all_gather(const std::string& mine, const std::string& label) override {
+    return rdzv_.all_gather(mine, label);
+  }
+  std::string broadcast(const std::string& value, int root, const std::string& label) override {
+    return rdzv_.broadcast(value, root, label);
+  }
+  void barrier(const std::string& label) override { rdzv_.barrier(label); }
+  [[noreturn]] void abort(const std::string& why) override { rdzv_.abort(why); }
+
+ private:
+  runtime::Rendezvous rdzv_;
+};
+
 }  // namespace
+
+std::string HostExchange::broadcast(const std::string& value, int root, const std::string& label) {
+  std::vector<std::string> all = all_gather(value, label);
+  FLUX_CHECK_ARG(root >= 0 && static_cast<size_t>(root) < all.size(), "flux host exchange: broadcast root ", root,
+                 " (expected 0..", all.size() - 1, ")");
+  return all[static_cast<size_t>(root)];
+}
+void HostExchange::barrier(const std::string& label) { (void)all_gather(std::string(), label); }
+void HostExchange::abort(const std::string& why) { throw Error(why); }
 
 struct Communicator::Impl {
   int rank = 0, world = 1, local_rank = 0, local_world = 1, device = -1;
   int64_t timeout_ms = 0;
-  std::unique_ptr<runtime::Rendezvous> rdzv;
+  std::shared_ptr<HostExchange> rdzv;  // the host collectives (TCP rendezvous by default)
   std::vector<std::string> uuids;
   std::vector<int> peer_ordinals;
   bool shares_gpu = false;
@@ -146,6 +172,9 @@ struct Communicator::Impl {
 Communicator::Communicator(const CommunicatorOptions& o) : impl_(std::make_unique<Impl>()) {
   Impl& p = *impl_;
   const char* hint = "run under flux-run or torchrun, or set it in CommunicatorOptions";
+  FLUX_CHECK_ARG(!o.exchange || (o.rank >= 0 && o.world_size >= 1), "flux communicator: with a custom HostExchange, ",
+                 "rank and world_size must be set in CommunicatorOptions (got rank ", o.rank, ", world size ",
+                 o.world_size, ")");
   p.world = o.world_size >= 0 ? o.world_size : env_int("WORLD_SIZE", 1, false, hint);
   p.rank = o.rank >= 0 ? o.rank : env_int("RANK", 0, p.world > 1, hint);
   p.local_rank = o.local_rank >= 0 ? o.local_rank : env_int("LOCAL_RANK", p.rank, false, hint);
@@ -155,18 +184,23 @@ Communicator::Communicator(const CommunicatorOptions& o) : impl_(std::make_uniqu
   FLUX_CHECK_ARG(p.local_world >= 1 && p.local_rank >= 0 && p.local_rank < p.local_world, "flux communicator: local rank ",
                  p.local_rank, " of ", p.local_world, " (expected 0 <= LOCAL_RANK < LOCAL_WORLD_SIZE)");
 
-  runtime::RendezvousOptions r;
-  r.rank = p.rank;
-  r.world_size = p.world;
-  const char* addr = std::getenv("MASTER_ADDR");
-  r.host = !o.master_addr.empty() ? o.master_addr : (addr && *addr ? addr : "127.0.0.1");
-  r.port = o.master_port > 0 ? o.master_port : env_int("MASTER_PORT", 0, p.world > 1, hint);
-  r.token = !o.token.empty() ? o.token : knobs::get_string("FLUX_RDZV_TOKEN");
-  if (p.world == 1 && r.token.empty()) r.token = "single-rank";
-  r.timeout_ms = o.timeout_ms > 0 ? o.timeout_ms : knobs::get_int("FLUX_RDZV_TIMEOUT_MS");
-  if (p.rank == 0 && p.world > 1) r.listen_fd = static_cast<int>(knobs::get_int("FLUX_RDZV_LISTEN_FD"));
-  p.timeout_ms = r.timeout_ms;
-  p.rdzv = std::make_unique<runtime::Rendezvous>(r);
+  if (o.exchange) {
+    p.timeout_ms = o.timeout_ms > 0 ? o.timeout_ms : knobs::get_int("FLUX_RDZV_TIMEOUT_MS");
+    p.rdzv = o.exchange;
+  } else {
+    runtime::RendezvousOptions r;
+    r.rank = p.rank;
+    r.world_size = p.world;
+    const char* addr = std::getenv("MASTER_ADDR");
+    r.host = !o.master_addr.empty() ? o.master_addr : (addr && *addr ? addr : "127.0.0.1");
+    r.port = o.master_port > 0 ? o.master_port : env_int("MASTER_PORT", 0, p.world > 1, hint);
+    r.token = !o.token.empty() ? o.token : knobs::get_string("FLUX_RDZV_TOKEN");
+    if (p.world == 1 && r.token.empty()) r.token = "single-rank";
+    r.timeout_ms = o.timeout_ms > 0 ? o.timeout_ms : knobs::get_int("FLUX_RDZV_TIMEOUT_MS");
+    if (p.rank == 0 && p.world > 1) r.listen_fd = static_cast<int>(knobs::get_int("FLUX_RDZV_LISTEN_FD"));
+    p.timeout_ms = r.timeout_ms;
+    p.rdzv = std::make_shared<TcpExchange>(r);
+  }
 
   if (!o.use_gpu) {
     p.nccl_reason = "host-only communicator (CommunicatorOptions::use_gpu = false)";
@@ -232,7 +266,10 @@ std::string Communicator::broadcast(const std::string& value, int root, const st
   return impl_->rdzv->broadcast(value, root, label);
 }
 void Communicator::barrier(const std::string& label) { impl_->rdzv->barrier(label); }
-void Communicator::abort(const std::string& why) { impl_->rdzv->abort(why); }
+void Communicator::abort(const std::string& why) {
+  impl_->rdzv->abort(why);
+  throw Error(why);  // an exchange whose abort() returned (it must not)
+}
 
 void Communicator::check_same(const std::string& what, const std::string& description) {
   std::vector<std::string> all = all_gather(description, "check_same " + what);

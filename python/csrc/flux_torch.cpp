@@ -1,0 +1,560 @@
+// python/csrc/flux_torch.cpp — the flux_torch extension: Flux's plans behind torch custom ops.
+//
+//   torch.ops.flux.gemm(a, b, bias, layout)                            out [M, N]
+//   torch.ops.flux.gemm_rs(a, b, bias, group_name, layout, path)       out [M/W, N]
+//   torch.ops.flux.ag_gemm(a, b, bias, group_name, layout, path, return_gathered)
+//                                                                      (out [M, N/W], gathered A [M, K] or [0, K])
+// Shapes and semantics are the C++ API's (flux/gemm.h, flux/gemm_rs.h, flux/ag_gemm.h); W is the size of
+// the process group. The ops run on the current CUDA stream, allocate their outputs with torch's caching
+// allocator and copy nothing (the gathered A, when asked for, is one device-to-device copy out of the
+// plan's workspace, which the next call reuses). Fake (meta) kernels live in flux_torch/_ops.py.
+//
+// Groups and plans. A torch.distributed group is registered from Python (flux_torch.distributed) with an
+// exchange object that runs Flux's host collectives on the group's store. Its Communicator is built on
+// the group's first op (a collective: every rank of the group calls the same ops in the same order, as
+// tensor parallelism does), and plans are cached per (group, op, N, K, dtype, layout, path) — M varies
+// per call: a plan is rebuilt, larger, when a call's M exceeds the M it was built for (max_m rounded up
+// to a power of two). The cache is LRU per group with a limit; eviction and release are collective and
+// deterministic, since every rank of a group sees the same sequence of calls. Building or evicting a plan
+// needs the host and synchronizes the device, so it is refused inside CUDA-graph capture (error: call the
+// op once eagerly first); plans used by a capture are never evicted (release_plans() still frees them —
+// a graph must not be replayed after that).
+//
+// Errors: flux::InvalidArgument -> ValueError, flux::Unsupported -> NotImplementedError, other flux
+// errors (timeouts, a poisoned communicator) -> RuntimeError, each with the library's message.
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <torch/extension.h>
+#include <torch/library.h>
+
+#include <cstdint>
+#include <functional>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "flux/ag_gemm.h"
+#include "flux/error.h"
+#include "flux/gemm.h"
+#include "flux/gemm_rs.h"
+#include "flux/runtime.h"
+
+namespace py = pybind11;
+
+namespace flux_torch {
+namespace {
+
+// ------------------------------------------------------------------------------------------------
+// Errors: the library's message, as the Python exception that fits.
+template <typename F>
+auto translate(const char* op, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const flux::InvalidArgument& e) {
+    TORCH_CHECK_VALUE(false, e.what());
+  } catch (const flux::Unsupported& e) {
+    TORCH_CHECK_NOT_IMPLEMENTED(false, e.what());
+  } catch (const flux::Error& e) {
+    TORCH_CHECK(false, e.what());
+  } catch (const c10::Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    TORCH_CHECK(false, "flux ", op, ": ", e.what());
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Host collectives on a Python object (flux_torch.distributed.StoreExchange): all_gather(label, bytes)
+// -> list of bytes, abort(why). Python exceptions come back as flux errors (TimeoutError stays one).
+class PyExchange final : public flux::HostExchange {
+ public:
+  explicit PyExchange(py::object impl) : impl_(std::move(impl)) {}
+  ~PyExchange() override {
+    if (Py_IsInitialized()) {
+      py::gil_scoped_acquire gil;
+      impl_ = py::object();
+    } else {
+      impl_.release();  // the interpreter is gone: leak the reference rather than touch it
+    }
+  }
+  std::vector<std::string> all_gather(const std::string& mine, const std::string& label) override {
+    py::gil_scoped_acquire gil;
+    try {
+      py::list blobs = impl_.attr("all_gather")(label, py::bytes(mine));
+      std::vector<std::string> out;
+      out.reserve(blobs.size());
+      for (auto b : blobs) out.push_back(b.cast<std::string>());
+      return out;
+    } catch (py::error_already_set& e) {
+      rethrow(e);
+    }
+  }
+  [[noreturn]] void abort(const std::string& why) override {
+    py::gil_scoped_acquire gil;
+    try {
+      impl_.attr("abort")(why);
+    } catch (py::error_already_set& e) {
+      rethrow(e);
+    }
+    throw flux::Error(why);
+  }
+
+ private:
+  [[noreturn]] static void rethrow(py::error_already_set& e) {
+    const bool timeout = e.matches(PyExc_TimeoutError);
+    std::string what = e.what();
+    if (timeout) throw flux::TimeoutError(what);
+    throw flux::Error(what);
+  }
+  py::object impl_;
+};
+
+// ------------------------------------------------------------------------------------------------
+// Plans and groups.
+int64_t round_up_pow2(int64_t m) {
+  int64_t p = 1;
+  while (p < m) p <<= 1;
+  return p;
+}
+
+bool capturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  C10_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
+  return status != cudaStreamCaptureStatusNone;
+}
+
+struct CachedPlan {
+  int64_t max_m = 0;
+  bool pinned = false;  // used inside a CUDA-graph capture: never evicted
+  std::unique_ptr<flux::GemmRsPlan> rs;
+  std::unique_ptr<flux::AgGemmPlan> ag;
+  void release() {
+    if (rs) rs->release();
+    if (ag) ag->release();
+  }
+};
+
+// An LRU of plans. For a group's plans every rank performs the same sequence of lookups, so evictions
+// (collective releases) happen at the same step everywhere.
+class PlanCache {
+ public:
+  using Builder = std::function<void(CachedPlan&, int64_t max_m)>;
+
+  CachedPlan& get(const std::string& key, int64_t m, cudaStream_t stream, const Builder& build) {
+    auto it = index_.find(key);
+    if (it != index_.end() && it->second->second.max_m >= m) {
+      lru_.splice(lru_.begin(), lru_, it->second);
+    } else {
+      if (capturing(stream)) {
+        throw flux::InvalidArgument(
+            "flux_torch: no plan for " + key + " at M = " + std::to_string(m) +
+            " yet, and a plan cannot be built inside CUDA-graph capture (it allocates symmetric memory and "
+            "synchronizes); call the op once eagerly with this shape (or a larger M) before capturing");
+      }
+      int64_t max_m = round_up_pow2(m);
+      if (it != index_.end()) {  // too small: rebuild it larger (every rank sees the same M)
+        max_m = std::max(max_m, it->second->second.max_m);
+        it->second->second.release();
+        lru_.erase(it->second);
+        index_.erase(it);
+      }
+      lru_.emplace_front(key, CachedPlan{});
+      index_[key] = lru_.begin();
+      try {
+        lru_.front().second.max_m = max_m;
+        build(lru_.front().second, max_m);
+      } catch (...) {
+        index_.erase(key);
+        lru_.pop_front();
+        throw;
+      }
+      evict_beyond(limit_);
+    }
+    CachedPlan& plan = lru_.front().second;
+    if (capturing(stream)) plan.pinned = true;
+    return plan;
+  }
+
+  void set_limit(size_t limit) {
+    limit_ = limit;
+    evict_beyond(limit_);
+  }
+  size_t limit() const { return limit_; }
+  std::vector<std::string> keys() const {
+    std::vector<std::string> out;
+    for (const auto& e : lru_) out.push_back(e.first + " max_m=" + std::to_string(e.second.max_m));
+    return out;
+  }
+  void release_all() {
+    for (auto& e : lru_) e.second.release();
+    lru_.clear();
+    index_.clear();
+  }
+
+ private:
+  void evict_beyond(size_t limit) {
+    auto it = lru_.end();
+    while (lru_.size() > limit && it != lru_.begin()) {
+      --it;
+      if (it->second.pinned) continue;
+      it->second.release();
+      index_.erase(it->first);
+      it = lru_.erase(it);
+    }
+  }
+  std::list<std::pair<std::string, CachedPlan>> lru_;
+  std::map<std::string, std::list<std::pair<std::string, CachedPlan>>::iterator> index_;
+  size_t limit_ = 32;
+};
+
+struct Group {
+  std::string name;
+  int rank = 0, world = 1;
+  std::shared_ptr<PyExchange> exchange;
+  std::unique_ptr<flux::Communicator> comm;  // built on the group's first op
+  PlanCache plans;
+
+  flux::Communicator& communicator(int device, cudaStream_t stream) {
+    if (!comm) {
+      if (capturing(stream)) {
+        throw flux::InvalidArgument("flux_torch: the first op on group '" + name +
+                                    "' builds its communicator, which cannot happen inside CUDA-graph capture; "
+                                    "call the op once eagerly before capturing");
+      }
+      flux::CommunicatorOptions o;
+      o.exchange = exchange;
+      o.rank = rank;
+      o.world_size = world;
+      o.local_rank = rank;
+      o.local_world_size = world;
+      o.device = device;
+      comm = std::make_unique<flux::Communicator>(o);
+    }
+    if (comm->device() != device) {
+      throw flux::InvalidArgument("flux_torch: group '" + name + "' is on cuda:" + std::to_string(comm->device()) +
+                                  " on this rank, but the op's tensors are on cuda:" + std::to_string(device));
+    }
+    return *comm;
+  }
+};
+
+std::mutex g_mu;  // one op at a time per process (plans are collective; ranks drive them in order)
+std::map<std::string, std::unique_ptr<Group>>& groups() {
+  static auto* g = new std::map<std::string, std::unique_ptr<Group>>();  // never destroyed (exit order)
+  return *g;
+}
+std::map<std::string, std::unique_ptr<flux::GemmPlan>>& gemm_plans() {
+  static auto* g = new std::map<std::string, std::unique_ptr<flux::GemmPlan>>();
+  return *g;
+}
+
+Group& find_group(const std::string& name) {
+  auto it = groups().find(name);
+  if (it == groups().end()) {
+    throw flux::InvalidArgument("flux_torch: process group '" + name +
+                                "' is not registered with Flux; call flux_torch.register_group(group) (the layers "
+                                "and the Python wrappers do it) before using its name in an op");
+  }
+  return *it->second;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Tensors.
+flux::DType dtype_of(const char* op, const char* name, const at::Tensor& t) {
+  if (t.scalar_type() == at::kBFloat16) return flux::DType::kBF16;
+  if (t.scalar_type() == at::kHalf) return flux::DType::kFP16;
+  throw flux::InvalidArgument(std::string("flux ") + op + ": " + name + " is " + std::string(c10::toString(t.scalar_type())) +
+                              "; expected bfloat16 or float16");
+}
+
+void check_cuda_2d(const char* op, const char* name, const at::Tensor& t, int dim) {
+  if (!t.is_cuda()) {
+    throw flux::InvalidArgument(std::string("flux ") + op + ": " + name + " is on " + t.device().str() +
+                                "; expected a CUDA tensor");
+  }
+  if (t.dim() != dim) {
+    throw flux::InvalidArgument(std::string("flux ") + op + ": " + name + " has " + std::to_string(t.dim()) +
+                                " dimensions; expected " + std::to_string(dim));
+  }
+  if (!t.is_contiguous()) {
+    throw flux::InvalidArgument(std::string("flux ") + op + ": " + name +
+                                " is not contiguous; expected a contiguous (row-major) tensor (call .contiguous())");
+  }
+}
+
+struct Operands {
+  flux::DType dtype;
+  flux::WeightLayout layout;
+  int64_t n = 0, k = 0;  // B's GEMM dims
+  flux::TensorRef a, b, bias;
+};
+
+Operands operands(const char* op, const at::Tensor& a, const at::Tensor& b, const c10::optional<at::Tensor>& bias,
+                  const std::string& layout) {
+  Operands o;
+  o.layout = flux::parse_weight_layout(layout);
+  check_cuda_2d(op, "a", a, 2);
+  check_cuda_2d(op, "b", b, 2);
+  o.dtype = dtype_of(op, "a", a);
+  if (dtype_of(op, "b", b) != o.dtype) {
+    throw flux::InvalidArgument(std::string("flux ") + op + ": b is " + std::string(c10::toString(b.scalar_type())) +
+                                "; expected a's dtype " + std::string(c10::toString(a.scalar_type())));
+  }
+  if (b.device() != a.device()) {
+    throw flux::InvalidArgument(std::string("flux ") + op + ": b is on " + b.device().str() + "; expected a's device " +
+                                a.device().str());
+  }
+  o.k = o.layout == flux::WeightLayout::kNK ? b.size(1) : b.size(0);
+  o.n = o.layout == flux::WeightLayout::kNK ? b.size(0) : b.size(1);
+  o.a = flux::TensorRef(a.data_ptr(), a.size(0), a.size(1), o.dtype);
+  o.b = flux::TensorRef(b.data_ptr(), b.size(0), b.size(1), o.dtype);
+  if (bias.has_value() && bias->defined()) {
+    check_cuda_2d(op, "bias", *bias, 1);
+    if (dtype_of(op, "bias", *bias) != o.dtype || bias->device() != a.device()) {
+      throw flux::InvalidArgument(std::string("flux ") + op + ": bias is " +
+                                  std::string(c10::toString(bias->scalar_type())) + " on " + bias->device().str() +
+                                  "; expected a's dtype and device");
+    }
+    o.bias = flux::TensorRef(bias->data_ptr(), 1, bias->size(0), o.dtype);
+  }
+  return o;
+}
+
+// A plan serves every M up to its max_m, so M is not in the key.
+std::string plan_key(const std::string& op, int64_t n, int64_t k, flux::DType dtype, flux::WeightLayout layout,
+                     const std::string& path) {
+  std::ostringstream s;
+  s << op << " n=" << n << " k=" << k << " " << flux::to_string(dtype) << " " << flux::to_string(layout)
+    << " path=" << path;
+  return s.str();
+}
+std::string plan_key(const char* op, const Operands& o, const std::string& path) {
+  return plan_key(op, o.n, o.k, o.dtype, o.layout, path);
+}
+
+// ------------------------------------------------------------------------------------------------
+// The ops.
+at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, const c10::optional<at::Tensor>& bias,
+                const std::string& layout) {
+  return translate("gemm", [&] {
+    Operands o = operands("gemm", a, b, bias, layout);
+    c10::cuda::CUDAGuard guard(a.device());
+    cudaStream_t stream = at::cuda::getCurrentCUDAStream(a.device().index()).stream();
+    std::lock_guard<std::mutex> lock(g_mu);
+    std::string key = plan_key("gemm", o, "core") + " device=" + std::to_string(a.device().index());
+    auto it = gemm_plans().find(key);
+    if (it == gemm_plans().end()) {
+      flux::GemmDesc d;
+      d.n = o.n;
+      d.k = o.k;
+      d.dtype = o.dtype;
+      d.layout = o.layout;
+      flux::GemmOptions go;
+      go.device = a.device().index();
+      it = gemm_plans().emplace(key, std::make_unique<flux::GemmPlan>(d, go)).first;
+    }
+    at::Tensor out = at::empty({a.size(0), o.n}, a.options());
+    flux::GemmArgs args;
+    args.m = a.size(0);
+    args.a = o.a.data;
+    args.b = o.b.data;
+    args.bias = o.bias.data;
+    args.c = out.data_ptr();
+    if (a.size(1) != o.k) {
+      throw flux::InvalidArgument("flux gemm: a is " + std::to_string(a.size(0)) + " x " + std::to_string(a.size(1)) +
+                                  "; expected K = " + std::to_string(o.k) + " columns (b is " +
+                                  std::to_string(b.size(0)) + " x " + std::to_string(b.size(1)) + ", layout " + layout +
+                                  ")");
+    }
+    if (o.bias.data != nullptr && o.bias.cols != o.n) {
+      throw flux::InvalidArgument("flux gemm: bias has " + std::to_string(o.bias.cols) + " elements; expected N = " +
+                                  std::to_string(o.n));
+    }
+    if (args.m > 0) it->second->run(args, stream);
+    return out;
+  });
+}
+
+at::Tensor gemm_rs(const at::Tensor& a, const at::Tensor& b, const c10::optional<at::Tensor>& bias,
+                   const std::string& group_name, const std::string& layout, const std::string& path) {
+  return translate("gemm_rs", [&] {
+    flux::GemmRsImpl impl = flux::parse_gemm_rs_impl(path);
+    Operands o = operands("gemm_rs", a, b, bias, layout);
+    c10::cuda::CUDAGuard guard(a.device());
+    cudaStream_t stream = at::cuda::getCurrentCUDAStream(a.device().index()).stream();
+    std::lock_guard<std::mutex> lock(g_mu);
+    Group& g = find_group(group_name);
+    const int64_t m = a.size(0);
+    if (m % g.world != 0) {
+      throw flux::InvalidArgument("flux gemm_rs: a has " + std::to_string(m) + " rows; expected a multiple of the group size " +
+                                  std::to_string(g.world));
+    }
+    flux::Communicator& comm = g.communicator(a.device().index(), stream);
+    CachedPlan& plan = g.plans.get(plan_key("gemm_rs", o, path), m, stream, [&](CachedPlan& p, int64_t max_m) {
+      flux::GemmRsDesc d;
+      d.max_m = max_m;
+      d.n = o.n;
+      d.k_per_rank = o.k;
+      d.dtype = o.dtype;
+      d.layout = o.layout;
+      flux::GemmRsOptions opt;
+      opt.impl = impl;
+      p.rs = std::make_unique<flux::GemmRsPlan>(comm, d, opt);
+    });
+    at::Tensor out = at::empty({m / g.world, o.n}, a.options());
+    flux::GemmRsArgs args;
+    args.a = o.a;
+    args.b = o.b;
+    args.bias = o.bias;
+    args.out = flux::TensorRef(out.data_ptr(), out.size(0), out.size(1), o.dtype);
+    if (m > 0) plan.rs->run(args, stream);
+    return out;
+  });
+}
+
+std::tuple<at::Tensor, at::Tensor> ag_gemm(const at::Tensor& a, const at::Tensor& b,
+                                           const c10::optional<at::Tensor>& bias, const std::string& group_name,
+                                           const std::string& layout, const std::string& path, bool return_gathered) {
+  return translate("ag_gemm", [&] {
+    flux::AgGemmImpl impl = flux::parse_ag_gemm_impl(path);
+    Operands o = operands("ag_gemm", a, b, bias, layout);
+    c10::cuda::CUDAGuard guard(a.device());
+    cudaStream_t stream = at::cuda::getCurrentCUDAStream(a.device().index()).stream();
+    std::lock_guard<std::mutex> lock(g_mu);
+    Group& g = find_group(group_name);
+    const int64_t m = a.size(0) * g.world;
+    flux::Communicator& comm = g.communicator(a.device().index(), stream);
+    CachedPlan& plan = g.plans.get(plan_key("ag_gemm", o, path), m, stream, [&](CachedPlan& p, int64_t max_m) {
+      flux::AgGemmDesc d;
+      d.max_m = max_m;
+      d.n_per_rank = o.n;
+      d.k = o.k;
+      d.dtype = o.dtype;
+      d.layout = o.layout;
+      flux::AgGemmOptions opt;
+      opt.impl = impl;
+      p.ag = std::make_unique<flux::AgGemmPlan>(comm, d, opt);
+    });
+    at::Tensor out = at::empty({m, o.n}, a.options());
+    at::Tensor gathered = at::empty({return_gathered ? m : 0, a.size(1)}, a.options());
+    flux::AgGemmArgs args;
+    args.a_shard = o.a;
+    args.b = o.b;
+    args.bias = o.bias;
+    args.out = flux::TensorRef(out.data_ptr(), out.size(0), out.size(1), o.dtype);
+    if (m > 0) {
+      flux::TensorRef full = plan.ag->run(args, stream);
+      if (return_gathered) {
+        C10_CUDA_CHECK(cudaMemcpyAsync(gathered.data_ptr(), full.data, static_cast<size_t>(full.bytes()),
+                                       cudaMemcpyDeviceToDevice, stream));
+      }
+    }
+    return std::make_tuple(out, gathered);
+  });
+}
+
+// ------------------------------------------------------------------------------------------------
+// Registration from Python (flux_torch.distributed).
+void register_group(const std::string& name, int rank, int world, py::object exchange) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  TORCH_CHECK_VALUE(world >= 1 && rank >= 0 && rank < world, "flux_torch.register_group: rank ", rank, " of ", world,
+                    " (expected 0 <= rank < world)");
+  auto it = groups().find(name);
+  if (it != groups().end()) {
+    TORCH_CHECK_VALUE(it->second->rank == rank && it->second->world == world, "flux_torch.register_group: group '", name,
+                      "' is already registered as rank ", it->second->rank, " of ", it->second->world);
+    return;
+  }
+  auto g = std::make_unique<Group>();
+  g->name = name;
+  g->rank = rank;
+  g->world = world;
+  g->exchange = std::make_shared<PyExchange>(std::move(exchange));
+  groups()[name] = std::move(g);
+}
+
+// Collective over the group: frees its plans (symmetric memory) and, with communicator = true, the
+// communicator too (the group must be registered again before further use).
+void release_group(const std::string& name, bool communicator) {
+  translate("release", [&] {
+    py::gil_scoped_release nogil;  // peers' collectives may need this thread's Python exchange meanwhile
+    std::lock_guard<std::mutex> lock(g_mu);
+    auto it = groups().find(name);
+    if (it == groups().end()) return;
+    it->second->plans.release_all();
+    if (communicator) {
+      it->second->comm.reset();
+      groups().erase(it);
+    }
+  });
+}
+
+void set_plan_cache_limit(const std::string& name, int64_t limit) {
+  translate("set_plan_cache_limit", [&] {
+    if (limit < 1) throw flux::InvalidArgument("flux_torch: plan cache limit " + std::to_string(limit) + " (expected >= 1)");
+    py::gil_scoped_release nogil;
+    std::lock_guard<std::mutex> lock(g_mu);
+    find_group(name).plans.set_limit(static_cast<size_t>(limit));
+  });
+}
+
+std::vector<std::string> cached_plans(const std::string& name) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  return find_group(name).plans.keys();
+}
+
+std::string check_status(const std::string& name) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  Group& g = find_group(name);
+  return translate("check_status", [&] {
+    if (g.comm) g.comm->sync_fault();
+    return std::string("ok");
+  });
+}
+
+}  // namespace
+}  // namespace flux_torch
+
+TORCH_LIBRARY(flux, m) {
+  m.def("gemm(Tensor a, Tensor b, Tensor? bias=None, str layout=\"nk\") -> Tensor");
+  m.def("gemm_rs(Tensor a, Tensor b, Tensor? bias, str group_name, str layout=\"nk\", str path=\"auto\") -> Tensor");
+  m.def(
+      "ag_gemm(Tensor a, Tensor b, Tensor? bias, str group_name, str layout=\"nk\", str path=\"auto\", "
+      "bool return_gathered=False) -> (Tensor, Tensor)");
+}
+
+TORCH_LIBRARY_IMPL(flux, CUDA, m) {
+  m.impl("gemm", &flux_torch::gemm);
+  m.impl("gemm_rs", &flux_torch::gemm_rs);
+  m.impl("ag_gemm", &flux_torch::ag_gemm);
+}
+// CPU tensors get the library's error ("expected a CUDA tensor"), not the dispatcher's "no kernel".
+TORCH_LIBRARY_IMPL(flux, CPU, m) {
+  m.impl("gemm", &flux_torch::gemm);
+  m.impl("gemm_rs", &flux_torch::gemm_rs);
+  m.impl("ag_gemm", &flux_torch::ag_gemm);
+}
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "flux_torch's extension: Flux plans behind torch.ops.flux.*";
+  m.def("register_group", &flux_torch::register_group, py::arg("name"), py::arg("rank"), py::arg("world"),
+        py::arg("exchange"));
+  m.def("release_group", &flux_torch::release_group, py::arg("name"), py::arg("communicator") = false);
+  m.def("set_plan_cache_limit", &flux_torch::set_plan_cache_limit, py::arg("name"), py::arg("limit"));
+  m.def("cached_plans", &flux_torch::cached_plans, py::arg("name"));
+  m.def("check_status", &flux_torch::check_status, py::arg("name"));
+  m.def(
+      "plan_key",
+      [](const std::string& op, int64_t n, int64_t k, const std::string& dtype, const std::string& layout,
+         const std::string& path) {
+        return flux_torch::translate("plan_key", [&] {
+          return flux_torch::plan_key(op, n, k, flux::parse_dtype(dtype), flux::parse_weight_layout(layout), path);
+        });
+      },
+      "the plan cache's key (M is not part of it: a plan serves every M up to the one it was built for)");
+  m.def("plan_max_m", &flux_torch::round_up_pow2, py::arg("m"), "the M a plan is built for, for a call's M");
+}

@@ -1,0 +1,20 @@
+"""flux_torch — Flux's fused tensor-parallel GEMMs as PyTorch ops and layers.
+
+  torch.ops.flux.gemm / gemm_rs / ag_gemm   custom ops (schemas and shapes: flux_torch._ops)
+  flux_torch.gemm / gemm_rs / ag_gemm       the same, taking a process group instead of its name
+  flux_torch.ColumnParallelLinear, RowParallelLinear, TPMLP   Megatron-style layers (sequence parallel)
+  flux_torch.register_group, release, set_plan_cache_limit, cached_plans, check_status   groups and plans
+
+Import torch.distributed and init_process_group first (torchrun); every rank of a group calls the same
+ops in the same order.
+"""
+import torch  # noqa: F401  (loads libtorch, which the extension links)
+
+from . import _C  # noqa: F401  (registers torch.ops.flux.* CUDA kernels)
+from ._ops import ag_gemm, gemm, gemm_rs
+from .distributed import cached_plans, check_status, group_name, register_group, release, set_plan_cache_limit
+from .layers import ColumnParallelLinear, RowParallelLinear, TPMLP
+
+__version__ = "0.1.0"
+__all__ = ["gemm", "gemm_rs", "ag_gemm", "register_group", "group_name", "release", "set_plan_cache_limit",
+           "cached_plans", "check_status", "ColumnParallelLinear", "RowParallelLinear", "TPMLP"]

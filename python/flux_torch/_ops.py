@@ -1,0 +1,96 @@
+"""torch.ops.flux.*: fake (meta) kernels and the Python entry points.
+
+The CUDA kernels are registered by the extension (python/csrc/flux_torch.cpp), with these schemas:
+
+  flux::gemm(Tensor a, Tensor b, Tensor? bias=None, str layout="nk") -> Tensor
+  flux::gemm_rs(Tensor a, Tensor b, Tensor? bias, str group_name, str layout="nk", str path="auto") -> Tensor
+  flux::ag_gemm(Tensor a, Tensor b, Tensor? bias, str group_name, str layout="nk", str path="auto",
+                bool return_gathered=False) -> (Tensor, Tensor)
+
+Layouts: "nk" = B is [N, K] (torch.nn.Linear's weight), "kn" = B is [K, N]. W = the group's size.
+  gemm      a [M, K]                      -> out [M, N]      = a B^T (+ bias [N])
+  gemm_rs   a [M, K/W], B_r [N, K/W]      -> out [M/W, N]    = rows of sum_s a_s B_s^T for this rank (+ bias once)
+  ag_gemm   a [M/W, K], B_r [N/W, K]      -> out [M, N/W]    = all_gather(a) B_r^T (+ bias [N/W]),
+                                             gathered [M, K] (or [0, K] unless return_gathered)
+The fake kernels check what the real ones check that can be known from shapes alone, with the same
+messages, so torch.compile and FakeTensor tracing fail the same way eager calls do.
+"""
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+import torch
+
+from . import distributed as _dist
+
+_DTYPES = (torch.bfloat16, torch.float16)
+_PATHS_RS = ("auto", "fused", "sequential", "decomposed")
+_PATHS_AG = ("auto", "fused", "fused_ce", "sequential", "decomposed")
+
+
+def _check(op: str, a: torch.Tensor, b: torch.Tensor, bias: Optional[torch.Tensor], layout: str):
+    if layout not in ("nk", "kn"):
+        raise ValueError(f"flux: unknown weight layout '{layout}' (expected nk for B [N, K] as torch.nn.Linear, "
+                         "or kn for B [K, N])")
+    for name, t, dim in (("a", a, 2), ("b", b, 2)):
+        if t.dim() != dim:
+            raise ValueError(f"flux {op}: {name} has {t.dim()} dimensions; expected {dim}")
+        if t.dtype not in _DTYPES:
+            raise ValueError(f"flux {op}: {name} is {t.dtype}; expected bfloat16 or float16")
+    if b.dtype != a.dtype:
+        raise ValueError(f"flux {op}: b is {b.dtype}; expected a's dtype {a.dtype}")
+    k = b.shape[1] if layout == "nk" else b.shape[0]
+    n = b.shape[0] if layout == "nk" else b.shape[1]
+    if a.shape[1] != k:
+        raise ValueError(f"flux {op}: a is {a.shape[0]} x {a.shape[1]}; expected K = {k} columns "
+                         f"(b is {b.shape[0]} x {b.shape[1]}, layout {layout})")
+    if bias is not None:
+        if bias.dim() != 1 or bias.shape[0] != n or bias.dtype != a.dtype:
+            raise ValueError(f"flux {op}: bias is {tuple(bias.shape)} {bias.dtype}; expected ({n},) {a.dtype}")
+    return n, k
+
+
+@torch.library.register_fake("flux::gemm")
+def _gemm_fake(a, b, bias=None, layout="nk"):
+    n, _ = _check("gemm", a, b, bias, layout)
+    return a.new_empty((a.shape[0], n))
+
+
+@torch.library.register_fake("flux::gemm_rs")
+def _gemm_rs_fake(a, b, bias, group_name, layout="nk", path="auto"):
+    n, _ = _check("gemm_rs", a, b, bias, layout)
+    if path not in _PATHS_RS:
+        raise ValueError(f"flux gemm_rs: unknown implementation '{path}' (expected auto, fused, sequential or "
+                         "decomposed)")
+    world = _dist.world_size_of(group_name)
+    torch._check_value(a.shape[0] % world == 0,
+                 lambda: f"flux gemm_rs: a has {a.shape[0]} rows; expected a multiple of the group size {world}")
+    return a.new_empty((a.shape[0] // world, n))
+
+
+@torch.library.register_fake("flux::ag_gemm")
+def _ag_gemm_fake(a, b, bias, group_name, layout="nk", path="auto", return_gathered=False):
+    n, _ = _check("ag_gemm", a, b, bias, layout)
+    if path not in _PATHS_AG:
+        raise ValueError(f"flux ag_gemm: unknown implementation '{path}' (expected auto, fused, fused_ce, sequential "
+                         "or decomposed)")
+    world = _dist.world_size_of(group_name)
+    m = a.shape[0] * world
+    return a.new_empty((m, n)), a.new_empty((m if return_gathered else 0, a.shape[1]))
+
+
+def gemm(a: torch.Tensor, b: torch.Tensor, bias: Optional[torch.Tensor] = None, layout: str = "nk") -> torch.Tensor:
+    """out [M, N] = a B^T (+ bias) on Flux's GEMM core (B [N, K] for layout nk, [K, N] for kn)."""
+    return torch.ops.flux.gemm(a, b, bias, layout)
+
+
+def gemm_rs(a: torch.Tensor, b: torch.Tensor, bias: Optional[torch.Tensor] = None, group=None, layout: str = "nk",
+            path: str = "auto") -> torch.Tensor:
+    """Fused GEMM + reduce-scatter over `group` (default: the world): out [M/W, N]."""
+    return torch.ops.flux.gemm_rs(a, b, bias, _dist.group_name(group), layout, path)
+
+
+def ag_gemm(a: torch.Tensor, b: torch.Tensor, bias: Optional[torch.Tensor] = None, group=None, layout: str = "nk",
+            path: str = "auto", return_gathered: bool = False) -> Tuple[torch.Tensor, torch.Tensor]:
+    """Fused all-gather + GEMM over `group`: (out [M, N/W], gathered a [M, K] or [0, K])."""
+    return torch.ops.flux.ag_gemm(a, b, bias, _dist.group_name(group), layout, path, return_gathered)

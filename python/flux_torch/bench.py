@@ -1,0 +1,295 @@
+"""python -m flux_torch.bench <suite> — flux_torch's benchmarks, JSON lines as flux-bench writes them.
+
+Suites:
+  tp-mlp  the TPMLP block (column-parallel up, GELU, row-parallel down; sequence parallel), forward and
+          forward+backward, side by side in one run:
+            flux            flux_torch.TPMLP (AG+GEMM / GEMM+RS fused);
+            torch_async_tp  PyTorch's async TP: torch.ops.symm_mem.fused_all_gather_matmul /
+                            fused_matmul_reduce_scatter (NVLink multicast off), same autograd structure;
+            nccl            all_gather_into_tensor + matmul, matmul + reduce_scatter_tensor (torch's NCCL).
+          With one GPU per rank (NCCL group) every impl is timed and checked against flux. With ranks
+          sharing a GPU (W > 1 on one GPU: gloo group, run it under `flux-run --mps`) only correctness is
+          checked (rows with "check" and median_ms null): NCCL refuses two ranks on one GPU.
+  ops     torch.ops.flux.gemm_rs / ag_gemm (the op layer's cost over the C++ plan: compare with
+          flux-bench gemm-rs / ag-gemm on the same --shapes at W = 1).
+Timing: CUDA events around each call after --warmup calls, inputs rotated through enough copies to
+exceed 2 x L2, median of --iters. Start W ranks with torchrun or flux-run (RANK, WORLD_SIZE,
+LOCAL_RANK); with neither, it runs as one rank.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import statistics
+import sys
+import tempfile
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+
+import flux_torch
+
+L2_BYTES = 50 * 1024 * 1024  # H100/H200 L2: 50 MB; rotation covers twice this
+
+
+def _init():
+    rank = int(os.environ.get("RANK", "0"))
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    local = int(os.environ.get("LOCAL_RANK", str(rank)))
+    ndev = torch.cuda.device_count()
+    if ndev == 0:
+        sys.exit("flux_torch.bench: no CUDA device; the benchmark needs an NVIDIA Hopper GPU (sm_90)")
+    torch.cuda.set_device(local % ndev)
+    shared_gpu = world > ndev
+    backend = "gloo" if shared_gpu else "nccl"
+    if "MASTER_PORT" in os.environ and "FLUX_RDZV_LISTEN_FD" not in os.environ:
+        dist.init_process_group(backend)  # torchrun
+    else:
+        # Alone, or under flux-run (which holds MASTER_PORT for Flux's own rendezvous): a file store.
+        path = os.environ.get("FLUX_TORCH_BENCH_STORE") or os.path.join(tempfile.gettempdir(),
+                                                                        f"flux_torch_bench_{os.getppid()}")
+        dist.init_process_group(backend, init_method=f"file://{path}", rank=rank, world_size=world)
+    return rank, world, shared_gpu
+
+
+def _timed(fn, iters, warmup):
+    for i in range(warmup):
+        fn(i)
+    times = []
+    for i in range(iters):
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn(i)
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop))
+    return statistics.median(times)
+
+
+def _copies(nbytes):
+    return max(2, min(64, -(-2 * L2_BYTES // max(nbytes, 1))))
+
+
+# ---- torch's async TP and the NCCL path, with the same autograd structure as flux_torch's layers ----
+class _Col(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, w, b, impl, group_name):
+        group = dist.distributed_c10d._resolve_process_group(group_name)
+        if impl == "torch_async_tp":
+            gathered, (y,) = torch.ops.symm_mem.fused_all_gather_matmul(x, [w.t()], gather_dim=0,
+                                                                        group_name=group_name)
+        else:
+            gathered = x.new_empty(x.shape[0] * dist.get_world_size(group), x.shape[1])
+            dist.all_gather_into_tensor(gathered, x, group=group)
+            y = gathered.matmul(w.t())
+        y = y + b
+        ctx.save_for_backward(gathered, w)
+        ctx.impl, ctx.group_name = impl, group_name
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        gathered, w = ctx.saved_tensors
+        dx = _rs(dy.contiguous(), w, ctx.impl, ctx.group_name)
+        return dx, dy.t().matmul(gathered), dy.sum(0), None, None
+
+
+def _rs(a, b_kn, impl, group_name):
+    group = dist.distributed_c10d._resolve_process_group(group_name)
+    if impl == "torch_async_tp":
+        return torch.ops.symm_mem.fused_matmul_reduce_scatter(a, b_kn, "sum", scatter_dim=0, group_name=group_name)
+    partial = a.matmul(b_kn)
+    out = partial.new_empty(partial.shape[0] // dist.get_world_size(group), partial.shape[1])
+    dist.reduce_scatter_tensor(out, partial, group=group)
+    return out
+
+
+class _Row(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, w, b, impl, group_name):
+        y = _rs(x, w.t(), impl, group_name) + b
+        ctx.save_for_backward(x, w)
+        ctx.impl, ctx.group_name = impl, group_name
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, w = ctx.saved_tensors
+        dy = dy.contiguous()
+        group = dist.distributed_c10d._resolve_process_group(ctx.group_name)
+        if ctx.impl == "torch_async_tp":
+            dy_full, (dx,) = torch.ops.symm_mem.fused_all_gather_matmul(dy, [w], gather_dim=0,
+                                                                        group_name=ctx.group_name)
+        else:
+            dy_full = dy.new_empty(dy.shape[0] * dist.get_world_size(group), dy.shape[1])
+            dist.all_gather_into_tensor(dy_full, dy, group=group)
+            dx = dy_full.matmul(w)
+        return dx, dy_full.t().matmul(x), dy_full.sum(0), None, None
+
+
+def _baseline_mlp(mlp, impl):
+    name = mlp.up.group_name
+
+    def run(x):
+        h = _Col.apply(x, mlp.up.weight, mlp.up.bias, impl, name)
+        return _Row.apply(F.gelu(h, approximate="tanh"), mlp.down.weight, mlp.down.bias, impl, name)
+    return run
+
+
+def _rel(a, b):
+    return ((a.float() - b.float()).abs().max() / b.float().abs().max().clamp_min(1e-30)).item()
+
+
+def suite_tp_mlp(args, rank, world, shared_gpu, emit):
+    if not shared_gpu:
+        os.environ.setdefault("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1")
+        try:
+            from torch.distributed._symmetric_memory import enable_symm_mem_for_group
+            enable_symm_mem_for_group(dist.group.WORLD.group_name)
+            symm_error = None
+        except Exception as e:  # noqa: BLE001 - reported in the rows
+            symm_error = f"enable_symm_mem_for_group: {e}"
+    for dtype_name in args.dtypes.split(","):
+        dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[dtype_name]
+        for m in [int(v) for v in args.m.split(",")]:
+            torch.manual_seed(0)
+            mlp = flux_torch.TPMLP(args.hidden, args.ffn, device="cuda", dtype=dtype)
+            rows = m // world
+            xs = [torch.randn(rows, args.hidden, device="cuda", dtype=dtype)
+                  for _ in range(_copies(rows * args.hidden * 2))]
+            dys = [torch.randn(rows, args.hidden, device="cuda", dtype=dtype) for _ in range(len(xs))]
+            for p in mlp.parameters():
+                p.requires_grad_(True)
+            impls = {"flux": mlp}
+            if not shared_gpu:
+                impls["torch_async_tp"] = _baseline_mlp(mlp, "torch_async_tp")
+                impls["nccl"] = _baseline_mlp(mlp, "nccl")
+            with torch.no_grad():
+                ref = mlp(xs[0])
+            flops_fwd = 2.0 * m * args.hidden * args.ffn * 2 / world
+            for impl, fn in impls.items():
+                base = dict(op="tp_mlp", impl=impl, dtype=dtype_name, m=m, n=args.hidden, k=args.ffn,
+                            hidden=args.hidden, ffn=args.ffn, world_size=world, same_gpu=shared_gpu)
+                try:
+                    if impl == "torch_async_tp" and symm_error:
+                        raise RuntimeError(symm_error)
+                    with torch.no_grad():
+                        err = _rel(fn(xs[0]), ref)
+                    if shared_gpu:
+                        emit(dict(base, pass_="forward", median_ms=None, max_rel_err=err, check="flux vs itself"))
+                        continue
+
+                    def fwd(i, fn=fn):
+                        with torch.no_grad():
+                            fn(xs[i % len(xs)])
+
+                    def fwd_bwd(i, fn=fn):
+                        x = xs[i % len(xs)].requires_grad_(True)
+                        fn(x).backward(dys[i % len(dys)])
+                        x.requires_grad_(False)
+
+                    for pass_name, body, flops in (("forward", fwd, flops_fwd), ("forward_backward", fwd_bwd,
+                                                                                  3 * flops_fwd)):
+                        ms = _timed(body, args.iters, args.warmup)
+                        emit(dict(base, **{"pass": pass_name}, median_ms=ms, tflops=flops / ms / 1e9,
+                                  max_rel_err=err))
+                except Exception as e:  # noqa: BLE001 - a failing impl is a row, not a stop
+                    emit(dict(base, median_ms=None, error=str(e)[:300]))
+    if shared_gpu:
+        _check_shared_gpu(args, rank, world, emit)
+
+
+def _check_shared_gpu(args, rank, world, emit):
+    # W ranks on one GPU: flux's MLP against a single-device reference on the gathered input.
+    for dtype_name in args.dtypes.split(","):
+        dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[dtype_name]
+        m = 128 * world
+        torch.manual_seed(3)
+        up = torch.nn.Linear(args.hidden, args.ffn, device="cuda", dtype=dtype)
+        down = torch.nn.Linear(args.ffn, args.hidden, device="cuda", dtype=dtype)
+        mlp = flux_torch.TPMLP.from_linears(up, down)
+        x_full = torch.randn(m, args.hidden, device="cuda", dtype=dtype)
+        rows = m // world
+        with torch.no_grad():
+            y = mlp(x_full[rank * rows:(rank + 1) * rows])
+            ref = down.float()(F.gelu(up.float()(x_full.float()), approximate="tanh"))[rank * rows:(rank + 1) * rows]
+        err = _rel(y, ref)
+        tol = 1e-2 if dtype == torch.bfloat16 else 5e-3
+        emit(dict(op="tp_mlp", impl="flux", dtype=dtype_name, m=m, n=args.hidden, k=args.ffn, hidden=args.hidden,
+                  ffn=args.ffn, world_size=world, same_gpu=True, median_ms=None, max_rel_err=err,
+                  check="vs fp32 single-device reference", ok=err < tol))
+
+
+def suite_ops(args, rank, world, shared_gpu, emit):
+    name = flux_torch.group_name()
+    for dtype_name in args.dtypes.split(","):
+        dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[dtype_name]
+        for shape in args.shapes.split(","):
+            m, n, k = (int(v) for v in shape.split("x"))
+            for op in ("gemm_rs", "ag_gemm"):
+                if op == "gemm_rs":  # flux-bench gemm-rs: A [M, K/W], B [N, K/W]; shapes give K/W
+                    a_shape, b_shape = (m, k), (n, k)
+                else:  # flux-bench ag-gemm: A shard [M/W, K], B [N/W, K]; shapes give N/W
+                    a_shape, b_shape = (m // world, k), (n, k)
+                sets = [(torch.randn(*a_shape, device="cuda", dtype=dtype),
+                         torch.randn(*b_shape, device="cuda", dtype=dtype))
+                        for _ in range(_copies((a_shape[0] * a_shape[1] + b_shape[0] * b_shape[1]) * 2))]
+                if op == "gemm_rs":
+                    fn = lambda i: torch.ops.flux.gemm_rs(sets[i % len(sets)][0], sets[i % len(sets)][1], None,  # noqa
+                                                          name, "nk", "auto")
+                else:
+                    fn = lambda i: torch.ops.flux.ag_gemm(sets[i % len(sets)][0], sets[i % len(sets)][1], None,  # noqa
+                                                          name, "nk", "auto", False)
+                a, b = sets[0]
+                out = fn(0)
+                out = out[0] if isinstance(out, tuple) else out
+                ref = a.float() @ b.float().t() if world == 1 else None
+                err = _rel(out, ref) if ref is not None else None
+                ms = _timed(fn, args.iters, args.warmup)
+                emit(dict(op=op, impl="flux_torch", dtype=dtype_name, m=m, n=n, k=k, world_size=world, layout="nk",
+                          median_ms=ms, tflops=2.0 * m * n * k / ms / 1e9, max_rel_err=err, iters=args.iters))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m flux_torch.bench", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("suite", choices=["tp-mlp", "ops"])
+    ap.add_argument("--json", help="append JSON lines here (rank 0)")
+    ap.add_argument("--dtypes", default="bf16,fp16")
+    ap.add_argument("--m", default="1024,4096,8192", help="tp-mlp: tokens in all (M)")
+    ap.add_argument("--hidden", type=int, default=4096, help="tp-mlp: hidden size")
+    ap.add_argument("--ffn", type=int, default=16384, help="tp-mlp: MLP inner size")
+    ap.add_argument("--shapes", default="4096x12288x12288,8192x12288x6144,1024x12288x24576",
+                    help="ops: MxNxK as flux-bench gemm-rs / ag-gemm take them")
+    ap.add_argument("--iters", type=int, default=30)
+    ap.add_argument("--warmup", type=int, default=5)
+    args = ap.parse_args(argv)
+    rank, world, shared_gpu = _init()
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    gpu = torch.cuda.get_device_name()
+    command = " ".join(["python -m flux_torch.bench"] + (argv if argv is not None else sys.argv[1:]))
+    rows = []
+
+    def emit(row):
+        if "pass_" in row:
+            row["pass"] = row.pop("pass_")
+        row.update(gpu=gpu, date=date, command=command, torch=torch.__version__)
+        rows.append(row)
+        if rank == 0:
+            print(json.dumps(row), flush=True)
+
+    {"tp-mlp": suite_tp_mlp, "ops": suite_ops}[args.suite](args, rank, world, shared_gpu, emit)
+    if rank == 0 and args.json:
+        with open(args.json, "a") as f:
+            for r in rows:
+                f.write(json.dumps(r) + "\n")
+    dist.barrier()
+    flux_torch.release(communicator=True)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# scripts/python_tests.sh — install flux_torch with pip from this checkout (into build/py/site, so no
+# environment is changed: `pip install --no-build-isolation --target`), then run its tests with pytest:
+# tests/python (CPU tests must pass; GPU tests skip with a message without an sm_90 GPU). The Python is
+# scripts/flux_python.sh's choice. FLUX_PYTHON_TESTS=0 skips all of it (said, not hidden).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ "${FLUX_PYTHON_TESTS:-1}" = "0" ]; then
+  echo "python tests: SKIPPED (FLUX_PYTHON_TESTS=0)"
+  exit 0
+fi
+py=$(./scripts/flux_python.sh) || { echo "python tests: no Python with torch (run scripts/setup.sh --tests)" >&2; exit 1; }
+site="$PWD/build/py/site"
+rm -rf "$site"
+start=$(date +%s)
+PIP_BREAK_SYSTEM_PACKAGES=1 "$py" -m pip install --disable-pip-version-check --no-build-isolation --no-deps \
+  --target "$site" . 2>&1 | tail -n 3
+echo "python tests: flux_torch built and installed in $(( $(date +%s) - start )) s"
+PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}" "$py" -m pytest -q -rs tests/python "$@"

@@ -1,0 +1,171 @@
+"""flux_torch on the CPU (no GPU needed; CI runs it): schemas, fake-tensor shape/dtype propagation,
+argument errors with the library's messages, torch.compile on meta tensors with no graph break, and
+the plan cache's keys. A world of 4 ranks comes from torch's "fake" process-group backend (one process).
+"""
+import pytest
+import torch
+import torch.distributed as dist
+from torch._subclasses.fake_tensor import FakeTensorMode
+
+import flux_torch
+from flux_torch import _C
+
+WORLD = 4
+
+
+@pytest.fixture(scope="module", autouse=True)
+def fake_world():
+    from torch.testing._internal.distributed.fake_pg import FakeStore
+
+    dist.init_process_group("fake", rank=1, world_size=WORLD, store=FakeStore())
+    flux_torch.register_group()
+    yield
+    dist.destroy_process_group()
+
+
+def group():
+    return dist.group.WORLD.group_name
+
+
+SCHEMAS = {
+    "gemm": "flux::gemm(Tensor a, Tensor b, Tensor? bias=None, str layout=\"nk\") -> Tensor",
+    "gemm_rs": "flux::gemm_rs(Tensor a, Tensor b, Tensor? bias, str group_name, str layout=\"nk\", "
+               "str path=\"auto\") -> Tensor",
+    "ag_gemm": "flux::ag_gemm(Tensor a, Tensor b, Tensor? bias, str group_name, str layout=\"nk\", "
+               "str path=\"auto\", bool return_gathered=False) -> (Tensor, Tensor)",
+}
+
+
+@pytest.mark.parametrize("op", sorted(SCHEMAS))
+def test_ops_are_registered_with_their_schemas(op):
+    assert str(getattr(torch.ops.flux, op).default._schema) == SCHEMAS[op]
+    assert torch._C._dispatch_has_kernel_for_dispatch_key(f"flux::{op}", "CUDA")
+    assert torch._C._dispatch_has_kernel_for_dispatch_key(f"flux::{op}", "Meta")
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("layout", ["nk", "kn"])
+def test_fake_shapes_and_dtypes(dtype, layout):
+    def weight(n, k):
+        return torch.empty((n, k) if layout == "nk" else (k, n), dtype=dtype)
+
+    with FakeTensorMode():
+        a = torch.empty(96, 64, dtype=dtype)
+        out = torch.ops.flux.gemm(a, weight(40, 64), None, layout)
+        assert out.shape == (96, 40) and out.dtype == dtype
+        out = torch.ops.flux.gemm_rs(a, weight(40, 64), torch.empty(40, dtype=dtype), group(), layout)
+        assert out.shape == (96 // WORLD, 40) and out.dtype == dtype
+        out, gathered = torch.ops.flux.ag_gemm(a, weight(24, 64), None, group(), layout, "auto", True)
+        assert out.shape == (96 * WORLD, 24) and gathered.shape == (96 * WORLD, 64)
+        assert out.dtype == dtype and gathered.dtype == dtype
+        out, gathered = torch.ops.flux.ag_gemm(a, weight(24, 64), None, group(), layout)
+        assert gathered.shape == (0, 64)
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda a, b: torch.ops.flux.gemm(a, b[:, :32]), "expected K = 32 columns"),
+        (lambda a, b: torch.ops.flux.gemm(a.float(), b), "expected bfloat16 or float16"),
+        (lambda a, b: torch.ops.flux.gemm(a, b.half()), "expected a's dtype"),
+        (lambda a, b: torch.ops.flux.gemm(a, b, torch.empty(7, dtype=a.dtype)), "expected (40,)"),
+        (lambda a, b: torch.ops.flux.gemm(a, b, None, "xy"), "unknown weight layout 'xy'"),
+        (lambda a, b: torch.ops.flux.gemm_rs(a[:90], b, None, group()), "expected a multiple of the group size 4"),
+        (lambda a, b: torch.ops.flux.gemm_rs(a, b, None, group(), "nk", "bogus"), "flux gemm_rs: unknown implementation 'bogus'"),
+        (lambda a, b: torch.ops.flux.ag_gemm(a, b, None, "no-such-group"), "is not registered with Flux"),
+    ],
+)
+def test_fake_kernels_raise_the_library_errors(call, message):
+    with FakeTensorMode():
+        a = torch.empty(96, 64, dtype=torch.bfloat16)
+        b = torch.empty(40, 64, dtype=torch.bfloat16)
+        with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+            call(a, b)
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda a, b: torch.ops.flux.gemm(a, b), "flux gemm: a is on cpu; expected a CUDA tensor"),
+        (lambda a, b: torch.ops.flux.gemm(a, b, None, "xy"), "flux: unknown weight layout 'xy'"),
+        (lambda a, b: torch.ops.flux.gemm_rs(a, b, None, group(), "nk", "bogus"), "flux gemm_rs: unknown implementation 'bogus'"),
+        (lambda a, b: torch.ops.flux.ag_gemm(a, b, None, group(), "nk", "pipelined"), "flux ag_gemm: unknown implementation 'pipelined'"),
+    ],
+)
+def test_real_kernels_raise_the_library_errors_as_value_errors(call, message):
+    a = torch.randn(96, 64).bfloat16()
+    b = torch.randn(40, 64).bfloat16()
+    with pytest.raises(ValueError, match=message):
+        call(a, b)
+
+
+def test_compile_of_the_tp_mlp_on_meta_tensors_has_no_graph_break():
+    torch._dynamo.reset()
+    mlp = flux_torch.TPMLP(64, 256, device="meta", dtype=torch.bfloat16)
+    x = torch.empty(32, 64, device="meta", dtype=torch.bfloat16, requires_grad=True)
+    explanation = torch._dynamo.explain(mlp)(x)
+    assert explanation.graph_break_count == 0, explanation.break_reasons
+    assert explanation.graph_count == 1
+    compiled = torch.compile(mlp, fullgraph=True, backend="aot_eager")
+    y = compiled(x)
+    assert y.shape == (32, 64) and y.device.type == "meta"
+    y.sum().backward()  # AOTAutograd traced the backward (AG+GEMM / GEMM+RS in reverse) too
+    assert x.grad.shape == x.shape
+    assert mlp.up.weight.grad.shape == mlp.up.weight.shape
+    assert mlp.down.bias.grad.shape == (64,)
+
+
+def test_layers_shard_shapes():
+    col = flux_torch.ColumnParallelLinear(64, 256, device="meta")
+    row = flux_torch.RowParallelLinear(256, 64, device="meta")
+    assert col.weight.shape == (256 // WORLD, 64) and col.bias.shape == (256 // WORLD,)
+    assert row.weight.shape == (64, 256 // WORLD) and row.bias.shape == (64,)
+    with pytest.raises(ValueError, match="not a multiple of the group size 4"):
+        flux_torch.ColumnParallelLinear(64, 30, device="meta")
+    with pytest.raises(ValueError, match="expected torch.bfloat16 or torch.float16"):
+        flux_torch.RowParallelLinear(256, 64, device="meta", dtype=torch.float32)
+
+
+def test_plan_cache_keys():
+    key = _C.plan_key("gemm_rs", 4096, 1024, "bf16", "nk", "auto")
+    assert key == "gemm_rs n=4096 k=1024 bf16 nk path=auto"
+    others = {
+        _C.plan_key("ag_gemm", 4096, 1024, "bf16", "nk", "auto"),
+        _C.plan_key("gemm_rs", 4096, 1024, "fp16", "nk", "auto"),
+        _C.plan_key("gemm_rs", 4096, 1024, "bf16", "kn", "auto"),
+        _C.plan_key("gemm_rs", 4096, 1024, "bf16", "nk", "fused"),
+        _C.plan_key("gemm_rs", 4096, 2048, "bf16", "nk", "auto"),
+        _C.plan_key("gemm_rs", 2048, 1024, "bf16", "nk", "auto"),
+    }
+    assert key not in others and len(others) == 6
+    # M is not in the key: a plan is built for the next power of two and serves every smaller M.
+    assert [_C.plan_max_m(m) for m in (1, 2, 3, 128, 129, 4096, 5000)] == [1, 2, 4, 128, 256, 4096, 8192]
+    with pytest.raises(ValueError, match="unknown dtype 'fp8'"):
+        _C.plan_key("gemm_rs", 1, 1, "fp8", "nk", "auto")
+
+
+def test_registered_group_and_cache_controls():
+    assert flux_torch.group_name() == group()
+    assert flux_torch.cached_plans() == []
+    with pytest.raises(ValueError, match="expected >= 1"):
+        flux_torch.set_plan_cache_limit(0)
+    flux_torch.set_plan_cache_limit(8)
+
+
+def test_store_exchange_timeout_names_the_missing_ranks():
+    store = dist.HashStore()
+    ex = flux_torch.distributed.StoreExchange(store, "t", rank=0, world=3, timeout_ms=50)
+    store.set("t/0/2", b"label\0x")  # rank 2 arrived, rank 1 did not
+    with pytest.raises(TimeoutError, match=r"rank\(s\) \[1\] did not reach 'label'"):
+        ex.all_gather("label", b"mine")
+
+
+def test_store_exchange_detects_different_collectives():
+    store = dist.HashStore()
+    ex = flux_torch.distributed.StoreExchange(store, "t", rank=0, world=2, timeout_ms=1000)
+    store.set("t/0/1", b"other\0x")
+    with pytest.raises(RuntimeError, match="rank 1 called 'other'"):
+        ex.all_gather("mine", b"")
+    ok = flux_torch.distributed.StoreExchange(store, "u", rank=0, world=2, timeout_ms=1000)
+    store.set("u/0/1", b"same\0theirs")
+    assert ok.all_gather("same", b"ours") == [b"ours", b"theirs"]
