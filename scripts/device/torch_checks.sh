@@ -26,6 +26,7 @@ cat "$out/env.txt"
 shapes="${SHAPES:-4096x12288x12288,8192x12288x6144,1024x6144x12288}"
 step build.log 300 env FLUX_BUILD_TESTS=OFF ./scripts/build.sh
 step python_tests.log 480 ./scripts/python_tests.sh -v
+tail -c 60000 "$out/python_tests.log" > "$out/python_tests_tail.log"
 site="$PWD/build/py/site"
 export PYTHONPATH="$site"
 step bench_ops.log 200 bash -c "build/tools/flux-run -n 1 -- build/tools/flux-bench gemm-rs --shapes $shapes --json $out/gemm_rs_w1.jsonl && build/tools/flux-run -n 1 -- build/tools/flux-bench ag-gemm --shapes $shapes --json $out/ag_gemm_w1.jsonl && python3 -m flux_torch.bench ops --shapes $shapes --json $out/torch_ops_w1.jsonl"
