@@ -1,4 +1,4 @@
-import os, sys, faulthandler
+import os, sys
 faulthandler.enable()
 import torch, torch.distributed as dist
 print("import torch ok", flush=True)
