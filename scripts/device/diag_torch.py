@@ -1,5 +1,4 @@
 import os, sys
-faulthandler.enable()
 import torch, torch.distributed as dist
 print("import torch ok", flush=True)
 import flux_torch
