@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # scripts/python_tests.sh — install flux_torch with pip from this checkout (into build/py/site, so no
-# environment is changed: `pip install --no-build-isolation --target`), then run its tests with pytest:
+# environment is changed: `pip install --no-build-isolation --target`; FLUX_PY_REINSTALL=0 keeps an
+# existing one), then run its tests with pytest:
 # tests/python (CPU tests must pass; GPU tests skip with a message without an sm_90 GPU). The Python is
 # scripts/flux_python.sh's choice. FLUX_PYTHON_TESTS=0 skips all of it (said, not hidden).
 set -euo pipefail
@@ -11,9 +12,14 @@ if [ "${FLUX_PYTHON_TESTS:-1}" = "0" ]; then
 fi
 py=$(./scripts/flux_python.sh) || { echo "python tests: no Python with torch (run scripts/setup.sh --tests)" >&2; exit 1; }
 site="$PWD/build/py/site"
-rm -rf "$site"
-start=$(date +%s)
-PIP_BREAK_SYSTEM_PACKAGES=1 "$py" -m pip install --disable-pip-version-check --no-build-isolation --no-deps \
-  --target "$site" . 2>&1 | tail -n 3
-echo "python tests: flux_torch built and installed in $(( $(date +%s) - start )) s"
+if [ "${FLUX_PY_REINSTALL:-1}" = "0" ] && [ -d "$site/flux_torch" ]; then
+  echo "python tests: using the flux_torch already installed in $site (FLUX_PY_REINSTALL=0)"
+else
+  rm -rf "$site"
+  start=$(date +%s)
+  PIP_BREAK_SYSTEM_PACKAGES=1 "$py" -m pip install --disable-pip-version-check --no-build-isolation --no-deps \
+    --target "$site" . 2>&1 | tail -n 3
+  [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "python tests: pip install failed" >&2; exit 1; }
+  echo "python tests: flux_torch built and installed in $(( $(date +%s) - start )) s"
+fi
 PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}" "$py" -m pytest -q -rs tests/python "$@"

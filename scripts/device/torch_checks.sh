@@ -40,7 +40,7 @@ if ! step build.log 60 python3 scripts/device/diag_torch.py; then
   exit 1
 fi
 tail -4 "$out/build.log"
-step python_tests.log 330 ./scripts/python_tests.sh -v
+step python_tests.log 330 env FLUX_PY_REINSTALL=0 ./scripts/python_tests.sh -v
 tail -n 30 "$out/python_tests.log" | cut -c1-400
 shapes="${SHAPES:-4096x12288x12288,8192x12288x6144,1024x6144x12288}"
 step bench.log 100 build/tools/flux-run -n 1 -- build/tools/flux-bench gemm-rs --shapes "$shapes" --json "$out/gemm_rs_w1.jsonl"
