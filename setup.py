@@ -89,7 +89,11 @@ setup(
             include_dirs=[str(ROOT / "include")],
             libraries=["flux"],
             extra_compile_args={"cxx": ["-O2", "-std=c++17"]},
-            extra_link_args=["-Wl,-rpath,$ORIGIN"],
+            # -lstdc++ first: the shared C++ runtime, even where the compiler links libstdc++ statically by
+            # default (seen on the GPU machine: a private libstdc++ copy inside the extension crashed in
+            # std::ostream next to torch's). The version script exports the module init only.
+            extra_link_args=["-Wl,-rpath,$ORIGIN", "-lstdc++",
+                             f"-Wl,--version-script={ROOT / 'python' / 'csrc' / 'flux_torch.map'}"],
         )
     ],
     cmdclass={"build_ext": BuildWithLibflux},
