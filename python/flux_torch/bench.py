@@ -11,7 +11,10 @@ Suites:
           sharing a GPU (W > 1 on one GPU: gloo group, run it under `flux-run --mps`) only correctness is
           checked (rows with "check" and median_ms null): NCCL refuses two ranks on one GPU.
   ops     torch.ops.flux.gemm_rs / ag_gemm (the op layer's cost over the C++ plan: compare with
-          flux-bench gemm-rs / ag-gemm on the same --shapes at W = 1).
+          flux-bench gemm-rs / ag-gemm on the same --shapes at W = 1; flux-bench's input distribution).
+          median_ms: one call between CUDA events (as flux-bench times; includes the host's launch gap);
+          median_ms_queued: 8 back-to-back calls between events, / 8 (the GPU time with the host ahead);
+          host_us_per_call: the enqueue cost of one call.
 Timing: CUDA events around each call after --warmup calls, inputs rotated through enough copies to
 exceed 2 x L2, median of --iters. Start W ranks with torchrun or flux-run (RANK, WORLD_SIZE,
 LOCAL_RANK); with neither, it runs as one rank.
@@ -25,6 +28,7 @@ import os
 import statistics
 import sys
 import tempfile
+import time
 
 import torch
 import torch.distributed as dist
@@ -45,12 +49,13 @@ def _init():
     torch.cuda.set_device(local % ndev)
     shared_gpu = world > ndev
     backend = "gloo" if shared_gpu else "nccl"
-    if "MASTER_PORT" in os.environ and "FLUX_RDZV_LISTEN_FD" not in os.environ:
-        dist.init_process_group(backend)  # torchrun
+    if "TORCHELASTIC_RUN_ID" in os.environ or ("MASTER_PORT" in os.environ and "FLUX_RDZV_TOKEN" not in os.environ):
+        dist.init_process_group(backend)  # torchrun (env://)
     else:
-        # Alone, or under flux-run (which holds MASTER_PORT for Flux's own rendezvous): a file store.
-        path = os.environ.get("FLUX_TORCH_BENCH_STORE") or os.path.join(tempfile.gettempdir(),
-                                                                        f"flux_torch_bench_{os.getppid()}")
+        # Alone, or under flux-run (whose MASTER_PORT socket is Flux's own rendezvous, handed to rank 0):
+        # a file store, named after the launcher's pid, which every rank shares.
+        path = os.environ.get("FLUX_TORCH_BENCH_STORE") or os.path.join(
+            tempfile.gettempdir(), f"flux_torch_bench_{os.getppid() if world > 1 else os.getpid()}")
         dist.init_process_group(backend, init_method=f"file://{path}", rank=rank, world_size=world)
     return rank, world, shared_gpu
 
@@ -234,8 +239,9 @@ def suite_ops(args, rank, world, shared_gpu, emit):
                     a_shape, b_shape = (m, k), (n, k)
                 else:  # flux-bench ag-gemm: A shard [M/W, K], B [N/W, K]; shapes give N/W
                     a_shape, b_shape = (m // world, k), (n, k)
-                sets = [(torch.randn(*a_shape, device="cuda", dtype=dtype),
-                         torch.randn(*b_shape, device="cuda", dtype=dtype))
+                # flux-bench's inputs: uniform in [-1, 1) (tensor-core power, so clocks, depend on the data)
+                sets = [(torch.rand(*a_shape, device="cuda", dtype=torch.float32).mul_(2).sub_(1).to(dtype),
+                         torch.rand(*b_shape, device="cuda", dtype=torch.float32).mul_(2).sub_(1).to(dtype))
                         for _ in range(_copies((a_shape[0] * a_shape[1] + b_shape[0] * b_shape[1]) * 2))]
                 if op == "gemm_rs":
                     fn = lambda i: torch.ops.flux.gemm_rs(sets[i % len(sets)][0], sets[i % len(sets)][1], None,  # noqa
@@ -248,9 +254,17 @@ def suite_ops(args, rank, world, shared_gpu, emit):
                 out = out[0] if isinstance(out, tuple) else out
                 ref = a.float() @ b.float().t() if world == 1 else None
                 err = _rel(out, ref) if ref is not None else None
-                ms = _timed(fn, args.iters, args.warmup)
+                ms = _timed(fn, args.iters, args.warmup)  # one call per event pair, as flux-bench times
+                queued = _timed(lambda i: [fn(i * 8 + j) for j in range(8)], args.iters, 1) / 8
+                torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                for i in range(20):
+                    fn(i)
+                host_us = (time.perf_counter() - t0) / 20 * 1e6  # enqueue cost per call (GPU still busy)
+                torch.cuda.synchronize()
                 emit(dict(op=op, impl="flux_torch", dtype=dtype_name, m=m, n=n, k=k, world_size=world, layout="nk",
-                          median_ms=ms, tflops=2.0 * m * n * k / ms / 1e9, max_rel_err=err, iters=args.iters))
+                          median_ms=ms, median_ms_queued=queued, host_us_per_call=host_us,
+                          tflops=2.0 * m * n * k / ms / 1e9, max_rel_err=err, iters=args.iters))
 
 
 def main(argv=None):
