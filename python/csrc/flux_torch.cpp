@@ -379,21 +379,42 @@ at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, const c10::optional<at
   });
 }
 
+// What every op on a group does first (under g_mu): check the operands, find the group, build its
+// communicator on first use. The caller holds the device guard's scope through `guard`.
+struct GroupOp {
+  Operands o;
+  std::unique_ptr<c10::cuda::CUDAGuard> guard;
+  cudaStream_t stream = nullptr;
+  Group* group = nullptr;
+  flux::Communicator* comm = nullptr;
+};
+
+GroupOp begin_group_op(const char* op, const at::Tensor& a, const at::Tensor& b, const c10::optional<at::Tensor>& bias,
+                       const std::string& layout, const std::string& group_name) {
+  GroupOp c;
+  c.o = operands(op, a, b, bias, layout);
+  c.guard = std::make_unique<c10::cuda::CUDAGuard>(a.device());
+  c.stream = at::cuda::getCurrentCUDAStream(a.device().index()).stream();
+  c.group = &find_group(group_name);
+  c.comm = &c.group->communicator(a.device().index(), c.stream);
+  return c;
+}
+
 at::Tensor gemm_rs(const at::Tensor& a, const at::Tensor& b, const c10::optional<at::Tensor>& bias,
                    const std::string& group_name, const std::string& layout, const std::string& path) {
   return translate("gemm_rs", [&] {
     flux::GemmRsImpl impl = flux::parse_gemm_rs_impl(path);
-    Operands o = operands("gemm_rs", a, b, bias, layout);
-    c10::cuda::CUDAGuard guard(a.device());
-    cudaStream_t stream = at::cuda::getCurrentCUDAStream(a.device().index()).stream();
     std::lock_guard<std::mutex> lock(g_mu);
-    Group& g = find_group(group_name);
+    GroupOp c = begin_group_op("gemm_rs", a, b, bias, layout, group_name);
+    const Operands& o = c.o;
+    Group& g = *c.group;
+    flux::Communicator& comm = *c.comm;
+    cudaStream_t stream = c.stream;
     const int64_t m = a.size(0);
     if (m % g.world != 0) {
       throw flux::InvalidArgument("flux gemm_rs: a has " + std::to_string(m) + " rows; expected a multiple of the group size " +
                                   std::to_string(g.world));
     }
-    flux::Communicator& comm = g.communicator(a.device().index(), stream);
     CachedPlan& plan = g.plans.get(plan_key("gemm_rs", o, path), m, stream, [&](CachedPlan& p, int64_t max_m) {
       flux::GemmRsDesc d;
       d.max_m = max_m;
@@ -421,13 +442,13 @@ std::tuple<at::Tensor, at::Tensor> ag_gemm(const at::Tensor& a, const at::Tensor
                                            const std::string& layout, const std::string& path, bool return_gathered) {
   return translate("ag_gemm", [&] {
     flux::AgGemmImpl impl = flux::parse_ag_gemm_impl(path);
-    Operands o = operands("ag_gemm", a, b, bias, layout);
-    c10::cuda::CUDAGuard guard(a.device());
-    cudaStream_t stream = at::cuda::getCurrentCUDAStream(a.device().index()).stream();
     std::lock_guard<std::mutex> lock(g_mu);
-    Group& g = find_group(group_name);
+    GroupOp c = begin_group_op("ag_gemm", a, b, bias, layout, group_name);
+    const Operands& o = c.o;
+    Group& g = *c.group;
+    flux::Communicator& comm = *c.comm;
+    cudaStream_t stream = c.stream;
     const int64_t m = a.size(0) * g.world;
-    flux::Communicator& comm = g.communicator(a.device().index(), stream);
     CachedPlan& plan = g.plans.get(plan_key("ag_gemm", o, path), m, stream, [&](CachedPlan& p, int64_t max_m) {
       flux::AgGemmDesc d;
       d.max_m = max_m;

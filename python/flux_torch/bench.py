@@ -82,14 +82,7 @@ def _copies(nbytes):
 class _Col(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, w, b, impl, group_name):
-        group = dist.distributed_c10d._resolve_process_group(group_name)
-        if impl == "torch_async_tp":
-            gathered, (y,) = torch.ops.symm_mem.fused_all_gather_matmul(x, [w.t()], gather_dim=0,
-                                                                        group_name=group_name)
-        else:
-            gathered = x.new_empty(x.shape[0] * dist.get_world_size(group), x.shape[1])
-            dist.all_gather_into_tensor(gathered, x, group=group)
-            y = gathered.matmul(w.t())
+        gathered, y = _ag(x, w.t(), impl, group_name)
         y = y + b
         ctx.save_for_backward(gathered, w)
         ctx.impl, ctx.group_name = impl, group_name
@@ -102,7 +95,19 @@ class _Col(torch.autograd.Function):
         return dx, dy.t().matmul(gathered), dy.sum(0), None, None
 
 
+def _ag(a, b_kn, impl, group_name):
+    """(all_gather(a), all_gather(a) @ b_kn) by torch async-TP or NCCL + matmul."""
+    if impl == "torch_async_tp":
+        gathered, (y,) = torch.ops.symm_mem.fused_all_gather_matmul(a, [b_kn], gather_dim=0, group_name=group_name)
+        return gathered, y
+    group = dist.distributed_c10d._resolve_process_group(group_name)
+    gathered = a.new_empty(a.shape[0] * dist.get_world_size(group), a.shape[1])
+    dist.all_gather_into_tensor(gathered, a, group=group)
+    return gathered, gathered.matmul(b_kn)
+
+
 def _rs(a, b_kn, impl, group_name):
+    """reduce_scatter(a @ b_kn) by torch async-TP or matmul + NCCL."""
     group = dist.distributed_c10d._resolve_process_group(group_name)
     if impl == "torch_async_tp":
         return torch.ops.symm_mem.fused_matmul_reduce_scatter(a, b_kn, "sum", scatter_dim=0, group_name=group_name)
@@ -123,15 +128,7 @@ class _Row(torch.autograd.Function):
     @staticmethod
     def backward(ctx, dy):
         x, w = ctx.saved_tensors
-        dy = dy.contiguous()
-        group = dist.distributed_c10d._resolve_process_group(ctx.group_name)
-        if ctx.impl == "torch_async_tp":
-            dy_full, (dx,) = torch.ops.symm_mem.fused_all_gather_matmul(dy, [w], gather_dim=0,
-                                                                        group_name=ctx.group_name)
-        else:
-            dy_full = dy.new_empty(dy.shape[0] * dist.get_world_size(group), dy.shape[1])
-            dist.all_gather_into_tensor(dy_full, dy, group=group)
-            dx = dy_full.matmul(w)
+        dy_full, dx = _ag(dy.contiguous(), w, ctx.impl, ctx.group_name)
         return dx, dy_full.t().matmul(x), dy_full.sum(0), None, None
 
 

@@ -77,8 +77,17 @@ def _shard_rows(t: torch.Tensor, rank: int, world: int) -> torch.Tensor:
 
 class _TPLinear(torch.nn.Module):
     def __init__(self, in_features: int, out_features: int, bias: bool, group, device, dtype, path: str,
-                 weight_shape, bias_features: int):
+                 sharded: str):
         super().__init__()
+        world = dist.get_world_size(group)
+        features = out_features if sharded == "out" else in_features
+        if features % world != 0:
+            raise ValueError(f"flux_torch.{type(self).__name__}: {sharded}_features {features} is not a multiple of "
+                             f"the group size {world}")
+        if sharded == "out":  # column parallel: weight rows and bias split
+            weight_shape, bias_features = (out_features // world, in_features), out_features // world
+        else:  # row parallel: weight columns split, bias whole (added once)
+            weight_shape, bias_features = (out_features, in_features // world), out_features
         dtype = dtype if dtype is not None else torch.bfloat16
         if dtype not in (torch.bfloat16, torch.float16):
             raise ValueError(f"flux_torch: dtype {dtype}; expected torch.bfloat16 or torch.float16")
@@ -96,6 +105,16 @@ class _TPLinear(torch.nn.Module):
             if self.bias is not None:
                 self.bias.uniform_(-bound, bound)
 
+    @classmethod
+    def _shard_of(cls, linear: torch.nn.Linear, group, path: str, weight_shard, bias_shard):
+        layer = cls(linear.in_features, linear.out_features, linear.bias is not None, group, linear.weight.device,
+                    linear.weight.dtype, path)
+        with torch.no_grad():
+            layer.weight.copy_(weight_shard(linear.weight, layer.rank, layer.world))
+            if linear.bias is not None:
+                layer.bias.copy_(bias_shard(linear.bias, layer.rank, layer.world))
+        return layer
+
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}, "
                 f"world={self.world}, group='{self.group_name}', path={self.path}")
@@ -106,23 +125,13 @@ class ColumnParallelLinear(_TPLinear):
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, group: Optional[dist.ProcessGroup] = None,
                  device=None, dtype=None, path: str = "auto"):
-        world = dist.get_world_size(group)
-        if out_features % world != 0:
-            raise ValueError(f"flux_torch.ColumnParallelLinear: out_features {out_features} is not a multiple of the "
-                             f"group size {world}")
-        super().__init__(in_features, out_features, bias, group, device, dtype, path,
-                         (out_features // world, in_features), out_features // world)
+        super().__init__(in_features, out_features, bias, group, device, dtype, path, "out")
 
     @classmethod
     def from_linear(cls, linear: torch.nn.Linear, group=None, path: str = "auto"):
         """This rank's shard of a full nn.Linear (weight rows, bias entries)."""
-        layer = cls(linear.in_features, linear.out_features, linear.bias is not None, group, linear.weight.device,
-                    linear.weight.dtype, path)
-        with torch.no_grad():
-            layer.weight.copy_(_shard_rows(linear.weight, layer.rank, layer.world))
-            if linear.bias is not None:
-                layer.bias.copy_(_shard_rows(linear.bias, layer.rank, layer.world))
-        return layer
+        return cls._shard_of(linear, group, path, lambda w, r, n: _shard_rows(w, r, n),
+                             lambda b, r, n: _shard_rows(b, r, n))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return _ColumnParallel.apply(x, self.weight, self.bias, self.group_name, self.path)
@@ -133,23 +142,12 @@ class RowParallelLinear(_TPLinear):
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, group: Optional[dist.ProcessGroup] = None,
                  device=None, dtype=None, path: str = "auto"):
-        world = dist.get_world_size(group)
-        if in_features % world != 0:
-            raise ValueError(f"flux_torch.RowParallelLinear: in_features {in_features} is not a multiple of the group "
-                             f"size {world}")
-        super().__init__(in_features, out_features, bias, group, device, dtype, path,
-                         (out_features, in_features // world), out_features)
+        super().__init__(in_features, out_features, bias, group, device, dtype, path, "in")
 
     @classmethod
     def from_linear(cls, linear: torch.nn.Linear, group=None, path: str = "auto"):
         """This rank's shard of a full nn.Linear (weight columns; the whole bias)."""
-        layer = cls(linear.in_features, linear.out_features, linear.bias is not None, group, linear.weight.device,
-                    linear.weight.dtype, path)
-        with torch.no_grad():
-            layer.weight.copy_(_shard_rows(linear.weight.t(), layer.rank, layer.world).t())
-            if linear.bias is not None:
-                layer.bias.copy_(linear.bias)
-        return layer
+        return cls._shard_of(linear, group, path, lambda w, r, n: _shard_rows(w.t(), r, n).t(), lambda b, r, n: b)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return _RowParallel.apply(x, self.weight, self.bias, self.group_name, self.path)

@@ -86,4 +86,15 @@ std::vector<Shape> select_shapes(const Args& args, const std::vector<Shape>& fal
   return shapes;
 }
 
+std::vector<Shape> gemm_suite_shapes() {
+  std::vector<Shape> shapes;
+  for (int64_t m : {1024, 4096, 8192}) {
+    for (int tp : {2, 4, 8}) shapes.push_back({m, 49152 / tp, 12288, tp, "ag_gemm"});
+  }
+  for (int64_t m : {1024, 4096, 8192}) {
+    for (int tp : {2, 4, 8}) shapes.push_back({m, 12288, 49152 / tp, tp, "gemm_rs"});
+  }
+  return shapes;
+}
+
 }  // namespace flux::bench

@@ -29,6 +29,10 @@ struct Shape {
   std::string name = "";  // corpus rows: the model layer (bench/corpus/gemm_corpus.csv)
   std::string half = "";  // corpus rows: "tune" or "test"
 };
+// The 18 per-rank shapes of DESIGN.md "Measuring", each at its TP: AG+GEMM's M x 49152/tp x 12288
+// (name "ag_gemm") and GEMM+RS's M x 12288 x 49152/tp (name "gemm_rs"), M in {1024, 4096, 8192}, tp in {2, 4, 8}.
+std::vector<Shape> gemm_suite_shapes();
+
 // "MxNxK" (throws InvalidArgument otherwise).
 Shape parse_shape(const std::string& text);
 

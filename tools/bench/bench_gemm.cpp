@@ -41,18 +41,6 @@ namespace {
 
 using tools::DeviceBuffer;
 
-std::vector<Shape> default_suite() {
-  // DESIGN.md "Measuring": per-rank GEMMs of AG+GEMM (M x 49152/tp x 12288) and GEMM+RS (M x 12288 x 49152/tp).
-  std::vector<Shape> shapes;
-  for (int64_t m : {1024, 4096, 8192}) {
-    for (int tp : {2, 4, 8}) shapes.push_back({m, 49152 / tp, 12288, tp});
-  }
-  for (int64_t m : {1024, 4096, 8192}) {
-    for (int tp : {2, 4, 8}) shapes.push_back({m, 12288, 49152 / tp, tp});
-  }
-  return shapes;
-}
-
 const char* raster_name(Raster r) { return r == Raster::kColMajor ? "col" : "row"; }
 
 struct Measured {
@@ -82,7 +70,7 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
   std::vector<DType> dtypes;
   for (const std::string& d : args.get_list("--dtypes", "bf16,fp16")) dtypes.push_back(parse_dtype(d));
   const WeightLayout layout = parse_weight_layout(args.get("--layout", "nk"));
-  const std::vector<Shape> shapes = select_shapes(args, default_suite());
+  const std::vector<Shape> shapes = select_shapes(args, gemm_suite_shapes());
   const int warmup = static_cast<int>(args.get_int("--warmup", 5));
   const int iters = static_cast<int>(args.get_int("--iters", 30));
   const int sweep_iters = static_cast<int>(args.get_int("--sweep-iters", 20));

@@ -8,6 +8,7 @@
 #include "tools/bench/bench_ag_gemm.h"
 #include "tools/bench/bench_gemm.h"
 #include "tools/bench/bench_gemm_rs.h"
+#include "tools/bench/bench_model.h"
 #include "tools/bench/bench_p2p.h"
 #include "tools/bench/bench_tune.h"
 
@@ -24,7 +25,13 @@ void usage(FILE* out) {
                "         [--list-configs]\n"
                "  tune   measure every GEMM core candidate per shape and write a tuning cache (FLUX_TUNE_CACHE)\n"
                "         --out FILE [--corpus tune|...] [--shapes MxNxK,...] [--dtypes bf16,fp16] [--layout nk|kn]\n"
-               "         [--max-sms 0[,124,...]] [--iters 10] [--warmup 2] [--merge]\n");
+               "         [--max-sms 0[,124,...]] [--iters 10] [--warmup 2] [--merge]\n"
+               "  model  the overlap model: each fused-op path's predicted time per shape and TP, from the GEMM core\n"
+               "         and pull-kernel rates measured here and a link model\n"
+               "         [--shapes MxNxK,... --tp 2,4,8] [--dtypes bf16] [--side-sms 8] [--link-gbps 450]\n"
+               "         [--link-latency-us 3] [--collective-gbps 0 (= 80%% of the link)] [--fixed-us 5] [--iters 20]\n"
+               "         [--warmup 3] [--json FILE]\n"
+               "  gemm-rs, ag-gemm, p2p   the fused ops and the runtime (under flux-run)\n");
 }
 
 }  // namespace
@@ -45,6 +52,7 @@ int main(int argc, char** argv) {
     if (sub == "gemm-rs") return flux::bench::run_gemm_rs_bench(args, command_line);
     if (sub == "ag-gemm") return flux::bench::run_ag_gemm_bench(args, command_line);
     if (sub == "tune") return flux::bench::run_tune_bench(args, command_line);
+    if (sub == "model") return flux::bench::run_model_bench(args, command_line);
     std::fprintf(stderr, "flux-bench: unknown subcommand '%s'\n", sub.c_str());
     usage(stderr);
     return 2;

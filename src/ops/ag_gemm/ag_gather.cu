@@ -8,8 +8,8 @@ namespace flux::ops {
 
 namespace {
 
-constexpr int kThreads = 1024;  // one CTA per SM, `ctas` CTAs take exactly that many SMs
-constexpr int kUnroll = 2;      // 16-byte loads in flight per thread
+constexpr int kThreads = int(kAgGatherThreads);       // one CTA per SM, `ctas` CTAs take exactly that many SMs
+constexpr int kUnroll = int(kAgGatherLoadsInFlight);  // 16-byte loads in flight per thread
 
 // acq_rel: releases this piece's copies and, for the last arriver, acquires the other pieces' before it
 // publishes the block (a release-only add would let the last arriver publish copies it has not seen).

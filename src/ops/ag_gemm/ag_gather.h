@@ -19,6 +19,13 @@
 
 namespace flux::ops {
 
+// Bytes one CTA (one SM) of the gather keeps in flight: 1024 threads x 2 loads of 16 bytes. Across 8
+// SMs that is 256 KB, which at a few microseconds of NVLink latency sustains well under the link's
+// rate (Little's law; flux-bench model reports what the link would need).
+inline constexpr int64_t kAgGatherThreads = 1024;
+inline constexpr int64_t kAgGatherLoadsInFlight = 2;
+inline constexpr int64_t kAgGatherBytesInFlightPerSm = kAgGatherThreads * kAgGatherLoadsInFlight * 16;
+
 struct AgGatherParams {
   int64_t m = 0, k = 0, shard_rows = 0;
   int32_t rank = 0, world = 1;

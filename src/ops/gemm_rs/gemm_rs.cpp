@@ -41,7 +41,6 @@ namespace {
 constexpr int kSequentialTile = 128;  // tile grid of the unfused paths' flags
 constexpr int kMaxChunks = 64;
 
-ncclDataType_t nccl_type(DType d) { return d == DType::kBF16 ? ncclBfloat16 : ncclFloat16; }
 
 }  // namespace
 
@@ -163,7 +162,7 @@ struct GemmRsPlan::Impl {
     cublas_for(m, desc.n, bias_in_gemm, 0).run(g, stream);
     if (nccl) {
       FLUX_NCCL_CALL(*comm, ncclReduceScatter(my_partial(), args.out.mutable_data(), size_t(m / world) * size_t(desc.n),
-                                              nccl_type(desc.dtype), ncclSum, comm->nccl(), stream));
+                                              detail::nccl_type(desc.dtype), ncclSum, comm->nccl(), stream));
       return;
     }
     const int64_t tiles = ((m + kSequentialTile - 1) / kSequentialTile) * ((desc.n + kSequentialTile - 1) / kSequentialTile);
@@ -202,7 +201,7 @@ struct GemmRsPlan::Impl {
       FLUX_CUDA_CHECK(cudaStreamWaitEvent(rt->side(), chunk_done[c], 0));
       if (nccl) {
         // Receive into the accumulator's memory (seg x nc elements of dtype fit), then place the columns.
-        FLUX_NCCL_CALL(*comm, ncclReduceScatter(g.c, acc, size_t(seg) * size_t(nc), nccl_type(desc.dtype), ncclSum,
+        FLUX_NCCL_CALL(*comm, ncclReduceScatter(g.c, acc, size_t(seg) * size_t(nc), detail::nccl_type(desc.dtype), ncclSum,
                                                 comm->nccl(), rt->side()));
         FLUX_CUDA_CHECK(cudaMemcpy2DAsync(static_cast<char*>(args.out.mutable_data()) + col[c] * int64_t(es),
                                           size_t(desc.n) * es, acc, size_t(nc) * es, size_t(nc) * es, size_t(seg),

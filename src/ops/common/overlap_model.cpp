@@ -1,0 +1,67 @@
+// src/ops/common/overlap_model.cpp — the arithmetic of overlap_model.h (reasons there).
+#include "src/ops/common/overlap_model.h"
+
+#include <algorithm>
+
+#include "flux/error.h"
+#include "src/common/check.h"
+
+namespace flux::ops {
+
+double fused_op_comm_bytes(FusedOp op, int64_t m, int64_t n, int64_t k, int world, int elem_bytes) {
+  FLUX_CHECK_ARG(world >= 1 && m >= 1 && n >= 1 && k >= 1, "flux model: shape ", m, "x", n, "x", k, " at W = ", world,
+                 " (expected every dimension >= 1 and W >= 1)");
+  const double rows = double(m) / double(world);  // this rank's rows (GEMM+RS) / one shard (AG+GEMM)
+  const double cols = op == FusedOp::kGemmRs ? double(n) : double(k);
+  return double(world - 1) * rows * cols * double(elem_bytes);
+}
+
+PathTimes predict_paths(FusedOp op, int64_t m, int64_t n, int64_t k, int world, const ComponentRates& r,
+                        const LinkSpec& link, int chunks) {
+  FLUX_CHECK_ARG(r.gemm_us_all_sms > 0 && r.gemm_us_reduced_sms > 0 && r.pull_kernel_gbps > 0 &&
+                     r.pull_bytes_in_flight > 0 && r.collective_gbps >= 0 && r.fused_fixed_us >= 0 &&
+                     r.chunk_launch_us >= 0,
+                 "flux model: component rates must be measured (> 0; collective and fixed costs >= 0): gemm ",
+                 r.gemm_us_all_sms, " / ", r.gemm_us_reduced_sms, " us, pull ", r.pull_kernel_gbps, " GB/s, in flight ",
+                 r.pull_bytes_in_flight, " B");
+  FLUX_CHECK_ARG(link.bandwidth_gbps > 0 && link.latency_us >= 0, "flux model: link ", link.bandwidth_gbps, " GB/s, ",
+                 link.latency_us, " us (expected bandwidth > 0, latency >= 0)");
+  FLUX_CHECK_ARG(chunks >= 1, "flux model: decomposed chunks ", chunks, " (expected >= 1)");
+  PathTimes t;
+  t.comm_bytes = fused_op_comm_bytes(op, m, n, k, world);
+  const double g_all = r.gemm_us_all_sms, g_k = r.gemm_us_reduced_sms;
+  if (world == 1) {  // nothing to move: every path is the GEMM alone
+    t.sequential_us = t.fused_us = t.decomposed_us = g_all;
+    t.best = "fused";
+    t.limit = "none";
+    return t;
+  }
+  // The fused path's rate: the kernel's own, the link's, or what its bytes in flight sustain.
+  const double in_flight_gbps =
+      link.latency_us > 0 ? r.pull_bytes_in_flight / (link.latency_us * 1e-6) / 1e9 : link.bandwidth_gbps;
+  t.pull_gbps = std::min({r.pull_kernel_gbps, link.bandwidth_gbps, in_flight_gbps});
+  t.limit = t.pull_gbps == r.pull_kernel_gbps ? "kernel" : (t.pull_gbps == link.bandwidth_gbps ? "link" : "in-flight");
+  const double collective = r.collective_gbps > 0 ? r.collective_gbps : 0.8 * link.bandwidth_gbps;
+  const double us_per_byte_fused = 1e6 / (t.pull_gbps * 1e9);
+  t.comm_fused_us = t.comm_bytes * us_per_byte_fused + link.latency_us;
+  t.comm_sequential_us = t.comm_bytes * 1e6 / (collective * 1e9) + link.latency_us;
+
+  t.sequential_us = g_all + t.comm_sequential_us;
+  const double g_step = g_k / world, c_step = t.comm_fused_us / (world - 1);
+  const double pipeline = op == FusedOp::kGemmRs ? std::max(g_k + c_step, g_step + t.comm_fused_us)
+                                                 : std::max(g_k, t.comm_fused_us + g_step);
+  t.fused_us = r.fused_fixed_us + pipeline;
+  t.decomposed_us = std::max(g_all + t.comm_sequential_us / chunks, g_all / chunks + t.comm_sequential_us) +
+                    chunks * r.chunk_launch_us;
+  t.hidden_fraction = std::clamp((t.sequential_us - t.fused_us) / t.comm_sequential_us, 0.0, 1.0);
+  t.best = "fused";
+  double best = t.fused_us;
+  if (t.sequential_us < best) {
+    best = t.sequential_us;
+    t.best = "sequential";
+  }
+  if (t.decomposed_us < best) t.best = "decomposed";
+  return t;
+}
+
+}  // namespace flux::ops
