@@ -226,6 +226,9 @@ def _check_shared_gpu(args, rank, world, emit):
 
 
 def suite_ops(args, rank, world, shared_gpu, emit):
+    if args.stream == "side":  # a stream of its own, as flux-bench times on, instead of torch's default stream
+        stream = torch.cuda.Stream()
+        torch.cuda.set_stream(stream)
     name = flux_torch.group_name()
     for dtype_name in args.dtypes.split(","):
         dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[dtype_name]
@@ -260,7 +263,7 @@ def suite_ops(args, rank, world, shared_gpu, emit):
                 host_us = (time.perf_counter() - t0) / 20 * 1e6  # enqueue cost per call (GPU still busy)
                 torch.cuda.synchronize()
                 emit(dict(op=op, impl="flux_torch", dtype=dtype_name, m=m, n=n, k=k, world_size=world, layout="nk",
-                          median_ms=ms, median_ms_queued=queued, host_us_per_call=host_us,
+                          stream=args.stream, median_ms=ms, median_ms_queued=queued, host_us_per_call=host_us,
                           tflops=2.0 * m * n * k / ms / 1e9, max_rel_err=err, iters=args.iters))
 
 
@@ -275,6 +278,8 @@ def main(argv=None):
     ap.add_argument("--ffn", type=int, default=16384, help="tp-mlp: MLP inner size")
     ap.add_argument("--shapes", default="4096x12288x12288,8192x12288x6144,1024x12288x24576",
                     help="ops: MxNxK as flux-bench gemm-rs / ag-gemm take them")
+    ap.add_argument("--stream", choices=["default", "side"], default="default",
+                    help="ops: run on torch's current (default) stream or on a stream of its own")
     ap.add_argument("--iters", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=5)
     args = ap.parse_args(argv)

@@ -4,7 +4,7 @@
 # with pip at the same time; a one-GEMM smoke test (on a crash: a native backtrace and the link facts,
 # then stop); the flux_torch tests (scripts/python_tests.sh: CPU tests + W = 1, 2, 4 on one GPU under
 # MPS); the W = 1 benches (the torch ops vs flux-bench's fused time on the same shapes; tp-mlp) and
-# tp-mlp at W = 2 on one GPU (correctness only). At most 8 files under OUT.
+# tp-mlp at W = 2 on one GPU (correctness only); flux-bench model. At most 8 files under OUT.
 set -uo pipefail
 out="$1"; mkdir -p "$out"
 export PATH="$PATH:/usr/local/cuda/bin" TORCHINDUCTOR_COMPILE_THREADS=1
@@ -45,10 +45,13 @@ tail -4 "$out/build.log"
 step python_tests.log 250 env FLUX_PY_REINSTALL=0 ./scripts/python_tests.sh -v
 tail -n 30 "$out/python_tests.log" | cut -c1-400
 shapes="${SHAPES:-4096x12288x12288,8192x12288x6144,1024x6144x12288}"
-step bench.log 45 build/tools/flux-run -n 1 -- build/tools/flux-bench gemm-rs --shapes "$shapes" --json "$out/gemm_rs_w1.jsonl"
-step bench.log 45 build/tools/flux-run -n 1 -- build/tools/flux-bench ag-gemm --shapes "$shapes" --json "$out/ag_gemm_w1.jsonl"
+step bench.log 45 build/tools/flux-run -n 1 -- build/tools/flux-bench gemm-rs --shapes "$shapes" --json "$out/flux_bench_w1.jsonl"
+step bench.log 45 build/tools/flux-run -n 1 -- build/tools/flux-bench ag-gemm --shapes "$shapes" --json /tmp/ag_gemm_w1.jsonl
+cat /tmp/ag_gemm_w1.jsonl >> "$out/flux_bench_w1.jsonl"
 step bench.log 60 python3 -m flux_torch.bench ops --shapes "$shapes" --json "$out/torch_ops_w1.jsonl"
+step bench.log 60 python3 -m flux_torch.bench ops --stream side --shapes "$shapes" --json "$out/torch_ops_w1.jsonl"
 step bench.log 90 python3 -m flux_torch.bench tp-mlp --json "$out/tp_mlp_w1.jsonl"
 step bench.log 45 build/tools/flux-run -n 2 --mps -- python3 -m flux_torch.bench tp-mlp --m 1024 --json "$out/tp_mlp_w2_mps.jsonl"
+step bench.log 120 build/tools/flux-bench model --json "$out/model.jsonl"
 grep -v "^{" "$out/bench.log" | tail -n 30 | cut -c1-300
 exit $status

@@ -165,7 +165,7 @@ int run_model_bench(const std::vector<std::string>& argv, const std::string& com
   FILE* json = nullptr;
   const std::string json_path = args.get("--json", "");
   if (!json_path.empty()) {
-    json = std::fopen(json_path.c_str(), "a");
+    json = std::fopen(json_path.c_str(), "w");
     FLUX_CHECK_ARG(json != nullptr, "flux-bench model: cannot open --json ", json_path);
   }
   const std::string date = tools::utc_now_iso8601();
