@@ -35,6 +35,7 @@
 #include <mutex>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "flux/ag_gemm.h"
@@ -132,9 +133,11 @@ struct CachedPlan {
   bool pinned = false;  // used inside a CUDA-graph capture: never evicted
   std::unique_ptr<flux::GemmRsPlan> rs;
   std::unique_ptr<flux::AgGemmPlan> ag;
+  std::function<void()> on_release;  // tests (plan_cache_trace) record releases here
   void release() {
     if (rs) rs->release();
     if (ag) ag->release();
+    if (on_release) on_release();
   }
 };
 
@@ -144,12 +147,14 @@ class PlanCache {
  public:
   using Builder = std::function<void(CachedPlan&, int64_t max_m)>;
 
-  CachedPlan& get(const std::string& key, int64_t m, cudaStream_t stream, const Builder& build) {
+  // `in_capture`: the call's stream is being captured into a CUDA graph (no build, no eviction, and
+  // the plan is pinned).
+  CachedPlan& get(const std::string& key, int64_t m, bool in_capture, const Builder& build) {
     auto it = index_.find(key);
     if (it != index_.end() && it->second->second.max_m >= m) {
       lru_.splice(lru_.begin(), lru_, it->second);
     } else {
-      if (capturing(stream)) {
+      if (in_capture) {
         throw flux::InvalidArgument(
             "flux_torch: no plan for " + key + " at M = " + std::to_string(m) +
             " yet, and a plan cannot be built inside CUDA-graph capture (it allocates symmetric memory and "
@@ -158,7 +163,11 @@ class PlanCache {
       int64_t max_m = round_up_pow2(m);
       if (it != index_.end()) {  // too small: rebuild it larger (every rank sees the same M)
         max_m = std::max(max_m, it->second->second.max_m);
-        it->second->second.release();
+        if (it->second->second.pinned) {
+          retired_.push_back(std::move(it->second->second));  // a captured graph still uses it: keep it
+        } else {
+          it->second->second.release();
+        }
         lru_.erase(it->second);
         index_.erase(it);
       }
@@ -175,7 +184,7 @@ class PlanCache {
       evict_beyond(limit_);
     }
     CachedPlan& plan = lru_.front().second;
-    if (capturing(stream)) plan.pinned = true;
+    if (in_capture) plan.pinned = true;
     return plan;
   }
 
@@ -191,8 +200,10 @@ class PlanCache {
   }
   void release_all() {
     for (auto& e : lru_) e.second.release();
+    for (auto& p : retired_) p.release();
     lru_.clear();
     index_.clear();
+    retired_.clear();
   }
 
  private:
@@ -208,6 +219,7 @@ class PlanCache {
   }
   std::list<std::pair<std::string, CachedPlan>> lru_;
   std::map<std::string, std::list<std::pair<std::string, CachedPlan>>::iterator> index_;
+  std::vector<CachedPlan> retired_;  // pinned plans replaced by larger ones (graphs may replay them)
   size_t limit_ = 32;
 };
 
@@ -415,7 +427,7 @@ at::Tensor gemm_rs(const at::Tensor& a, const at::Tensor& b, const c10::optional
       throw flux::InvalidArgument("flux gemm_rs: a has " + std::to_string(m) + " rows; expected a multiple of the group size " +
                                   std::to_string(g.world));
     }
-    CachedPlan& plan = g.plans.get(plan_key("gemm_rs", o, path), m, stream, [&](CachedPlan& p, int64_t max_m) {
+    CachedPlan& plan = g.plans.get(plan_key("gemm_rs", o, path), m, capturing(stream), [&](CachedPlan& p, int64_t max_m) {
       flux::GemmRsDesc d;
       d.max_m = max_m;
       d.n = o.n;
@@ -449,7 +461,7 @@ std::tuple<at::Tensor, at::Tensor> ag_gemm(const at::Tensor& a, const at::Tensor
     flux::Communicator& comm = *c.comm;
     cudaStream_t stream = c.stream;
     const int64_t m = a.size(0) * g.world;
-    CachedPlan& plan = g.plans.get(plan_key("ag_gemm", o, path), m, stream, [&](CachedPlan& p, int64_t max_m) {
+    CachedPlan& plan = g.plans.get(plan_key("ag_gemm", o, path), m, capturing(stream), [&](CachedPlan& p, int64_t max_m) {
       flux::AgGemmDesc d;
       d.max_m = max_m;
       d.n_per_rank = o.n;
@@ -537,6 +549,32 @@ std::string check_status(const std::string& name) {
   });
 }
 
+// The cache's policy without a GPU (CPU tests): builds and releases are recorded instead of made. Each
+// step is (key, M, in_capture); returns the log of "build KEY max_m", "release KEY", "hit KEY", "error ..."
+// and, last, the cache's keys.
+std::vector<std::string> plan_cache_trace(const std::vector<std::tuple<std::string, int64_t, bool>>& steps,
+                                          int64_t limit) {
+  std::vector<std::string> log;
+  PlanCache cache;
+  cache.set_limit(static_cast<size_t>(limit));
+  for (const auto& [key, m, in_capture] : steps) {
+    bool built = false;
+    try {
+      CachedPlan& p = cache.get(key, m, in_capture, [&](CachedPlan& plan, int64_t max_m) {
+        built = true;
+        log.push_back("build " + key + " " + std::to_string(max_m));
+        plan.on_release = [&log, k = key] { log.push_back("release " + k); };
+      });
+      if (!built) log.push_back("hit " + key + (p.pinned ? " pinned" : ""));
+    } catch (const flux::InvalidArgument& e) {
+      log.push_back(std::string("error ") + e.what());
+    }
+  }
+  for (const std::string& k : cache.keys()) log.push_back("cached " + k);
+  cache.release_all();
+  return log;
+}
+
 }  // namespace
 }  // namespace flux_torch
 
@@ -578,4 +616,6 @@ PYBIND11_MODULE(_C, m) {
       },
       "the plan cache's key (M is not part of it: a plan serves every M up to the one it was built for)");
   m.def("plan_max_m", &flux_torch::round_up_pow2, py::arg("m"), "the M a plan is built for, for a call's M");
+  m.def("plan_cache_trace", &flux_torch::plan_cache_trace, py::arg("steps"), py::arg("limit"),
+        "the plan cache's policy on (key, M, in_capture) steps, with builds and releases recorded, not made");
 }

@@ -198,6 +198,22 @@ def test_many_steps(rank, world, dtype, log, steps):
     log.append(f"{steps} forward/backward steps bitwise identical")
 
 
+def test_eviction(rank, world, dtype, log):
+    # A cache of one plan: alternating shapes evict (a collective release) and rebuild; results stay right.
+    flux_torch.set_plan_cache_limit(1)
+    gen = torch.Generator(device="cuda").manual_seed(21)
+    m = 64 * world
+    for step in range(4):
+        n = 384 if step % 2 == 0 else 256
+        As = [rand(m, 128, gen=gen, dtype=dtype) for _ in range(world)]
+        Bs = [rand(n, 128, gen=gen, dtype=dtype) for _ in range(world)]
+        full = sum(As[s].double() @ Bs[s].double().t() for s in range(world))
+        out = torch.ops.flux.gemm_rs(As[rank], Bs[rank], None, flux_torch.group_name())
+        check(f"evicting cache step {step}", out, full[rank * 64:(rank + 1) * 64], dtype, log)
+        assert len(flux_torch.cached_plans()) == 1, flux_torch.cached_plans()
+    flux_torch.set_plan_cache_limit(32)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--store", required=True)
@@ -212,6 +228,7 @@ def main():
         test_layers(rank, world, dtype, log)
         test_graph_and_compile(rank, world, dtype, log)
     test_many_steps(rank, world, torch.bfloat16, log, args.steps)
+    test_eviction(rank, world, torch.bfloat16, log)
     print(f"rank {rank}/{world} ok: " + "; ".join(log), flush=True)
     dist.barrier()
     dist.destroy_process_group()

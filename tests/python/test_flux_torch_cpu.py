@@ -169,3 +169,16 @@ def test_store_exchange_detects_different_collectives():
     ok = flux_torch.distributed.StoreExchange(store, "u", rank=0, world=2, timeout_ms=1000)
     store.set("u/0/1", b"same\0theirs")
     assert ok.all_gather("same", b"ours") == [b"ours", b"theirs"]
+
+
+def test_plan_cache_policy():
+    # The cache's LRU, rebuild-larger, pinning and capture rules, with builds and releases recorded.
+    steps = [("A", 100, False), ("A", 64, False), ("B", 10, False), ("A", 200, False), ("C", 1, False),
+             ("A", 100, True), ("D", 5, True), ("E", 5, False), ("A", 1000, False)]
+    log = _C.plan_cache_trace(steps, 2)
+    assert log[:8] == ["build A 128", "hit A", "build B 16", "release A", "build A 256", "build C 1", "release B",
+                       "hit A pinned"]
+    assert log[8].startswith("error flux_torch: no plan for D at M = 5 yet") and "CUDA-graph capture" in log[8]
+    # E evicts C (least recent, not pinned); A, pinned by a capture, is kept (retired) when rebuilt larger.
+    assert log[9:] == ["build E 8", "release C", "build A 1024", "cached A max_m=1024", "cached E max_m=8",
+                       "release A", "release E", "release A"]
