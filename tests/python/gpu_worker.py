@@ -210,7 +210,9 @@ def test_eviction(rank, world, dtype, log):
         full = sum(As[s].double() @ Bs[s].double().t() for s in range(world))
         out = torch.ops.flux.gemm_rs(As[rank], Bs[rank], None, flux_torch.group_name())
         check(f"evicting cache step {step}", out, full[rank * 64:(rank + 1) * 64], dtype, log)
-        assert len(flux_torch.cached_plans()) == 1, flux_torch.cached_plans()
+        keys = flux_torch.cached_plans()  # (plans pinned by the graph test stay; the other shape's went)
+        other = 256 if n == 384 else 384
+        assert any(f"n={n} k=128" in k for k in keys) and not any(f"n={other} k=128" in k for k in keys), keys
     flux_torch.set_plan_cache_limit(32)
 
 
