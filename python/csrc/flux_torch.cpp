@@ -207,10 +207,13 @@ class PlanCache {
   }
 
  private:
+  // From the least recently used end; never the most recent entry (the plan the current call is about
+  // to use) and never a pinned one, so the cache may stay above the limit while graphs hold plans.
   void evict_beyond(size_t limit) {
     auto it = lru_.end();
     while (lru_.size() > limit && it != lru_.begin()) {
       --it;
+      if (it == lru_.begin()) break;
       if (it->second.pinned) continue;
       it->second.release();
       index_.erase(it->first);

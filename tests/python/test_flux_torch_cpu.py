@@ -182,3 +182,10 @@ def test_plan_cache_policy():
     # E evicts C (least recent, not pinned); A, pinned by a capture, is kept (retired) when rebuilt larger.
     assert log[9:] == ["build E 8", "release C", "build A 1024", "cached A max_m=1024", "cached E max_m=8",
                        "release A", "release E", "release A"]
+
+
+def test_plan_cache_never_evicts_the_plan_in_use():
+    # Limit 1, A pinned by a capture: building B cannot evict A (pinned) nor B (in use); B is returned.
+    log = _C.plan_cache_trace([("A", 8, False), ("A", 8, True), ("B", 8, False), ("B", 8, False)], 1)
+    assert log == ["build A 8", "hit A pinned", "build B 8", "hit B", "cached B max_m=8", "cached A max_m=8",
+                   "release B", "release A"]
