@@ -258,6 +258,27 @@ struct Group {
 };
 
 std::mutex g_mu;  // one op at a time per process (plans are collective; ranks drive them in order)
+
+// Holds g_mu with the GIL released (where this thread held it): a thread inside g_mu may need the GIL
+// for its group's Python exchange, so no thread may wait for g_mu while holding the GIL. The GIL comes
+// back after g_mu is released.
+class FluxLock {
+ public:
+  FluxLock() {
+    if (Py_IsInitialized() && PyGILState_Check()) saved_ = PyEval_SaveThread();
+    lock_ = std::unique_lock<std::mutex>(g_mu);
+  }
+  ~FluxLock() {
+    lock_.unlock();
+    if (saved_ != nullptr) PyEval_RestoreThread(saved_);
+  }
+  FluxLock(const FluxLock&) = delete;
+  FluxLock& operator=(const FluxLock&) = delete;
+
+ private:
+  PyThreadState* saved_ = nullptr;
+  std::unique_lock<std::mutex> lock_;
+};
 std::map<std::string, std::unique_ptr<Group>>& groups() {
   static auto* g = new std::map<std::string, std::unique_ptr<Group>>();  // never destroyed (exit order)
   return *g;
@@ -359,7 +380,7 @@ at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, const c10::optional<at
     Operands o = operands("gemm", a, b, bias, layout);
     c10::cuda::CUDAGuard guard(a.device());
     cudaStream_t stream = at::cuda::getCurrentCUDAStream(a.device().index()).stream();
-    std::lock_guard<std::mutex> lock(g_mu);
+    FluxLock lock;
     std::string key = plan_key("gemm", o, "core") + " device=" + std::to_string(a.device().index());
     auto it = gemm_plans().find(key);
     if (it == gemm_plans().end()) {
@@ -419,7 +440,7 @@ at::Tensor gemm_rs(const at::Tensor& a, const at::Tensor& b, const c10::optional
                    const std::string& group_name, const std::string& layout, const std::string& path) {
   return translate("gemm_rs", [&] {
     flux::GemmRsImpl impl = flux::parse_gemm_rs_impl(path);
-    std::lock_guard<std::mutex> lock(g_mu);
+    FluxLock lock;
     GroupOp c = begin_group_op("gemm_rs", a, b, bias, layout, group_name);
     const Operands& o = c.o;
     Group& g = *c.group;
@@ -457,7 +478,7 @@ std::tuple<at::Tensor, at::Tensor> ag_gemm(const at::Tensor& a, const at::Tensor
                                            const std::string& layout, const std::string& path, bool return_gathered) {
   return translate("ag_gemm", [&] {
     flux::AgGemmImpl impl = flux::parse_ag_gemm_impl(path);
-    std::lock_guard<std::mutex> lock(g_mu);
+    FluxLock lock;
     GroupOp c = begin_group_op("ag_gemm", a, b, bias, layout, group_name);
     const Operands& o = c.o;
     Group& g = *c.group;
@@ -496,7 +517,7 @@ std::tuple<at::Tensor, at::Tensor> ag_gemm(const at::Tensor& a, const at::Tensor
 // ------------------------------------------------------------------------------------------------
 // Registration from Python (flux_torch.distributed).
 void register_group(const std::string& name, int rank, int world, py::object exchange) {
-  std::lock_guard<std::mutex> lock(g_mu);
+  FluxLock lock;
   TORCH_CHECK_VALUE(world >= 1 && rank >= 0 && rank < world, "flux_torch.register_group: rank ", rank, " of ", world,
                     " (expected 0 <= rank < world)");
   auto it = groups().find(name);
@@ -517,8 +538,7 @@ void register_group(const std::string& name, int rank, int world, py::object exc
 // communicator too (the group must be registered again before further use).
 void release_group(const std::string& name, bool communicator) {
   translate("release", [&] {
-    py::gil_scoped_release nogil;  // peers' collectives may need this thread's Python exchange meanwhile
-    std::lock_guard<std::mutex> lock(g_mu);
+    FluxLock lock;
     auto it = groups().find(name);
     if (it == groups().end()) return;
     it->second->plans.release_all();
@@ -532,23 +552,41 @@ void release_group(const std::string& name, bool communicator) {
 void set_plan_cache_limit(const std::string& name, int64_t limit) {
   translate("set_plan_cache_limit", [&] {
     if (limit < 1) throw flux::InvalidArgument("flux_torch: plan cache limit " + std::to_string(limit) + " (expected >= 1)");
-    py::gil_scoped_release nogil;
-    std::lock_guard<std::mutex> lock(g_mu);
+    FluxLock lock;
     find_group(name).plans.set_limit(static_cast<size_t>(limit));
   });
 }
 
 std::vector<std::string> cached_plans(const std::string& name) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  return find_group(name).plans.keys();
+  return translate("cached_plans", [&] {
+    FluxLock lock;
+    return find_group(name).plans.keys();
+  });
 }
 
 std::string check_status(const std::string& name) {
-  std::lock_guard<std::mutex> lock(g_mu);
+  FluxLock lock;
   Group& g = find_group(name);
   return translate("check_status", [&] {
     if (g.comm) g.comm->sync_fault();
     return std::string("ok");
+  });
+}
+
+// The group's exchange driven from C++ the way a plan build drives it (under FluxLock, the GIL released
+// and taken back by the exchange), on a host-only communicator: the CPU tests' check of that path.
+std::vector<std::string> host_exchange_selftest(const std::string& name, const std::string& payload) {
+  return translate("host_exchange_selftest", [&] {
+    FluxLock lock;
+    Group& g = find_group(name);
+    flux::CommunicatorOptions o;
+    o.exchange = g.exchange;
+    o.rank = g.rank;
+    o.world_size = g.world;
+    o.use_gpu = false;
+    flux::Communicator comm(o);
+    comm.check_same("selftest", "the same on every rank");
+    return comm.all_gather(payload, "selftest gather");
   });
 }
 
@@ -619,6 +657,8 @@ PYBIND11_MODULE(_C, m) {
       },
       "the plan cache's key (M is not part of it: a plan serves every M up to the one it was built for)");
   m.def("plan_max_m", &flux_torch::round_up_pow2, py::arg("m"), "the M a plan is built for, for a call's M");
+  m.def("host_exchange_selftest", &flux_torch::host_exchange_selftest, py::arg("name"), py::arg("payload"),
+        "a host-only communicator on the group's exchange: check_same, then all_gather(payload)");
   m.def("plan_cache_trace", &flux_torch::plan_cache_trace, py::arg("steps"), py::arg("limit"),
         "the plan cache's policy on (key, M, in_capture) steps, with builds and releases recorded, not made");
 }

@@ -189,3 +189,14 @@ def test_plan_cache_never_evicts_the_plan_in_use():
     log = _C.plan_cache_trace([("A", 8, False), ("A", 8, True), ("B", 8, False), ("B", 8, False)], 1)
     assert log == ["build A 8", "hit A pinned", "build B 8", "hit B", "cached B max_m=8", "cached A max_m=8",
                    "release B", "release A"]
+
+
+def test_exchange_driven_from_cpp_releases_and_retakes_the_gil():
+    # A one-rank group on a HashStore: the C++ communicator's collectives call back into Python.
+    store = dist.HashStore()
+    _C.register_group("selftest-1", 0, 1, flux_torch.distributed.StoreExchange(store, "x", 0, 1, timeout_ms=2000))
+    assert _C.host_exchange_selftest("selftest-1", "payload") == ["payload"]
+    assert _C.host_exchange_selftest("selftest-1", "again") == ["again"]  # later steps, old keys deleted
+    assert not store.check(["x/0/0"]) and store.check(["x/3/0"])  # 2 steps per call: 0..3, step 2's key gone too
+    with pytest.raises(ValueError, match="not registered with Flux"):
+        _C.host_exchange_selftest("no-such-group", "x")
