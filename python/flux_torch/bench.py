@@ -10,8 +10,8 @@ Suites:
           With one GPU per rank (NCCL group) every impl is timed and checked against flux. With ranks
           sharing a GPU (W > 1 on one GPU: gloo group, run it under `flux-run --mps`) only correctness is
           checked (rows with "check" and median_ms null): NCCL refuses two ranks on one GPU.
-  ops     torch.ops.flux.gemm_rs / ag_gemm (the op layer's cost over the C++ plan: compare with
-          flux-bench gemm-rs / ag-gemm on the same --shapes at W = 1; flux-bench's input distribution).
+  ops     torch.ops.flux.gemm / gemm_rs / ag_gemm (the op layer's cost over the C++ plan: compare with
+          flux-bench gemm / gemm-rs / ag-gemm on the same --shapes at W = 1; flux-bench's input distribution).
           median_ms: one call between CUDA events (as flux-bench times; includes the host's launch gap);
           median_ms_queued: 8 back-to-back calls between events, / 8 (the GPU time with the host ahead);
           host_us_per_call: the enqueue cost of one call.
@@ -234,8 +234,8 @@ def suite_ops(args, rank, world, shared_gpu, emit):
         dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[dtype_name]
         for shape in args.shapes.split(","):
             m, n, k = (int(v) for v in shape.split("x"))
-            for op in ("gemm_rs", "ag_gemm"):
-                if op == "gemm_rs":  # flux-bench gemm-rs: A [M, K/W], B [N, K/W]; shapes give K/W
+            for op in ("gemm", "gemm_rs", "ag_gemm"):
+                if op in ("gemm", "gemm_rs"):  # flux-bench gemm / gemm-rs: A [M, K(/W)], B [N, K(/W)]
                     a_shape, b_shape = (m, k), (n, k)
                 else:  # flux-bench ag-gemm: A shard [M/W, K], B [N/W, K]; shapes give N/W
                     a_shape, b_shape = (m // world, k), (n, k)
@@ -243,7 +243,10 @@ def suite_ops(args, rank, world, shared_gpu, emit):
                 sets = [(torch.rand(*a_shape, device="cuda", dtype=torch.float32).mul_(2).sub_(1).to(dtype),
                          torch.rand(*b_shape, device="cuda", dtype=torch.float32).mul_(2).sub_(1).to(dtype))
                         for _ in range(_copies((a_shape[0] * a_shape[1] + b_shape[0] * b_shape[1]) * 2))]
-                if op == "gemm_rs":
+                if op == "gemm":
+                    fn = lambda i: torch.ops.flux.gemm(sets[i % len(sets)][0], sets[i % len(sets)][1], None,  # noqa
+                                                       "nk")
+                elif op == "gemm_rs":
                     fn = lambda i: torch.ops.flux.gemm_rs(sets[i % len(sets)][0], sets[i % len(sets)][1], None,  # noqa
                                                           name, "nk", "auto")
                 else:

@@ -48,6 +48,8 @@ shapes="${SHAPES:-4096x12288x12288,8192x12288x6144,1024x6144x12288}"
 step bench.log 45 build/tools/flux-run -n 1 -- build/tools/flux-bench gemm-rs --shapes "$shapes" --json "$out/flux_bench_w1.jsonl"
 step bench.log 45 build/tools/flux-run -n 1 -- build/tools/flux-bench ag-gemm --shapes "$shapes" --json /tmp/ag_gemm_w1.jsonl
 cat /tmp/ag_gemm_w1.jsonl >> "$out/flux_bench_w1.jsonl"
+step bench.log 60 build/tools/flux-bench gemm --shapes "$shapes" --dtypes bf16,fp16 --json /tmp/gemm_w1.jsonl
+cat /tmp/gemm_w1.jsonl >> "$out/flux_bench_w1.jsonl"
 step bench.log 60 python3 -m flux_torch.bench ops --shapes "$shapes" --json "$out/torch_ops_w1.jsonl"
 step bench.log 60 python3 -m flux_torch.bench ops --stream side --shapes "$shapes" --json "$out/torch_ops_w1.jsonl"
 step bench.log 90 python3 -m flux_torch.bench tp-mlp --json "$out/tp_mlp_w1.jsonl"
