@@ -378,12 +378,27 @@ at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, const c10::optional<at
                 const std::string& layout) {
   return translate("gemm", [&] {
     Operands o = operands("gemm", a, b, bias, layout);
+    if (a.size(1) != o.k) {
+      throw flux::InvalidArgument("flux gemm: a is " + std::to_string(a.size(0)) + " x " + std::to_string(a.size(1)) +
+                                  "; expected K = " + std::to_string(o.k) + " columns (b is " +
+                                  std::to_string(b.size(0)) + " x " + std::to_string(b.size(1)) + ", layout " + layout +
+                                  ")");
+    }
+    if (o.bias.data != nullptr && o.bias.cols != o.n) {
+      throw flux::InvalidArgument("flux gemm: bias has " + std::to_string(o.bias.cols) + " elements; expected N = " +
+                                  std::to_string(o.n));
+    }
     c10::cuda::CUDAGuard guard(a.device());
     cudaStream_t stream = at::cuda::getCurrentCUDAStream(a.device().index()).stream();
     FluxLock lock;
     std::string key = plan_key("gemm", o, "core") + " device=" + std::to_string(a.device().index());
     auto it = gemm_plans().find(key);
     if (it == gemm_plans().end()) {
+      if (capturing(stream)) {
+        throw flux::InvalidArgument("flux_torch: no plan for " + key +
+                                    " yet, and a plan cannot be built inside CUDA-graph capture (it allocates); call "
+                                    "the op once eagerly with this shape before capturing");
+      }
       flux::GemmDesc d;
       d.n = o.n;
       d.k = o.k;
@@ -400,16 +415,6 @@ at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, const c10::optional<at
     args.b = o.b.data;
     args.bias = o.bias.data;
     args.c = out.data_ptr();
-    if (a.size(1) != o.k) {
-      throw flux::InvalidArgument("flux gemm: a is " + std::to_string(a.size(0)) + " x " + std::to_string(a.size(1)) +
-                                  "; expected K = " + std::to_string(o.k) + " columns (b is " +
-                                  std::to_string(b.size(0)) + " x " + std::to_string(b.size(1)) + ", layout " + layout +
-                                  ")");
-    }
-    if (o.bias.data != nullptr && o.bias.cols != o.n) {
-      throw flux::InvalidArgument("flux gemm: bias has " + std::to_string(o.bias.cols) + " elements; expected N = " +
-                                  std::to_string(o.n));
-    }
     if (args.m > 0) it->second->run(args, stream);
     return out;
   });
