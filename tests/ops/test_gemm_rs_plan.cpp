@@ -6,6 +6,7 @@
 #include <random>
 #include <string>
 
+#include "flux/gemm_ar.h"
 #include "flux/gemm_rs.h"
 #include "src/ops/gemm_rs/gemm_rs_plan.h"
 
@@ -159,3 +160,38 @@ TEST(GemmRsPlan, ReductionNeverWaitsAheadOfProduction) {
 }
 
 }  // namespace
+
+// GEMM+AR plans on the same machinery: every rank the same order and every row (segment_rows = M), the
+// GEMM+RS rule for the path, M not a multiple of W, and the path names.
+TEST(GemmArPlan, EveryRankTheSameOrderOverEveryRow) {
+  const auto limits = h200_like();
+  flux::GemmRsDesc desc{4096, 8192, 1024, flux::DType::kBF16, flux::WeightLayout::kNK};
+  for (int w : {2, 3, 8}) {
+    for (int64_t m : {int64_t(1), int64_t(7), int64_t(127), int64_t(3000)}) {
+      auto sel = flux::select_gemm_config(m, desc.n, desc.k_per_rank, limits);
+      auto L = flux::ops::plan_gemm_ar(m, desc, w, sel, limits.l2_bytes, 8, 0, flux::GemmRsImpl::kFused);
+      EXPECT_EQ(L.impl, flux::GemmRsImpl::kFused);
+      EXPECT_EQ(L.segment_rows, m);
+      EXPECT_EQ(L.order.segments, 1);
+      EXPECT_EQ(L.order.first_segment, 0);
+      EXPECT_EQ(L.order.segment_rows, m);
+      EXPECT_EQ(L.reduce_sms, 8);
+      EXPECT_GE(L.col_bands, 1);
+      EXPECT_NE(L.reason.find("forced"), std::string::npos) << L.reason;
+    }
+  }
+  auto sel = flux::select_gemm_config(8, desc.n, desc.k_per_rank, limits);
+  auto L = flux::ops::plan_gemm_ar(8, desc, 4, sel, limits.l2_bytes, 8, 0, flux::GemmRsImpl::kAuto);
+  EXPECT_EQ(L.impl, flux::GemmRsImpl::kSequential);  // 0.5 GFLOP: too short for the fused path's fixed costs
+  EXPECT_NE(L.reason.find("all-reduce"), std::string::npos) << L.reason;
+  EXPECT_THROW(flux::ops::plan_gemm_ar(4097, desc, 4, sel, limits.l2_bytes, 8, 0, flux::GemmRsImpl::kAuto),
+               flux::InvalidArgument);  // beyond max_m
+  EXPECT_EQ(flux::parse_gemm_ar_path("one_shot"), flux::GemmArPath::kOneShot);
+  EXPECT_STREQ(flux::to_string(flux::GemmArPath::kDecomposed), "decomposed");
+  try {
+    flux::parse_gemm_ar_path("two_shot");
+    FAIL() << "accepted a path that is not built";
+  } catch (const flux::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("expected auto, one_shot, sequential or decomposed"), std::string::npos);
+  }
+}

@@ -25,6 +25,7 @@
 #include <utility>
 
 #include "flux/baseline/cublas_gemm.h"
+#include "flux/gemm_ar.h"
 #include "flux/gemm_rs.h"
 #include "flux/knobs.h"
 #include "src/common/check.h"
@@ -44,7 +45,15 @@ constexpr int kMaxChunks = 64;
 
 }  // namespace
 
-struct GemmRsPlan::Impl {
+namespace ops {
+
+// The machinery GEMM+RS and GEMM+AR share: a partial GEMM into symmetric memory with tiles published,
+// and a pull-based fp32 reduction of the W partials. `all` = false: rank r reduces its M/W rows (sources
+// in ring order from r-1); `all` = true: every rank reduces every row, sources in the order W-1, ..., 0
+// (the reduction kernel's rank-0 walk), so every rank's out is the same bits.
+struct TileReduceCore {
+  bool all = false;
+  const char* name = "flux gemm_rs";
   Communicator* comm = nullptr;
   GemmRsDesc desc;
   GemmRsOptions opt;
@@ -64,11 +73,12 @@ struct GemmRsPlan::Impl {
   // work only, so also while a stream is being captured).
   std::map<std::tuple<int64_t, int64_t, bool, int>, std::unique_ptr<CublasGemm>> cublas;
 
-  ~Impl() {
+  ~TileReduceCore() {
     for (cudaEvent_t e : chunk_done) cudaEventDestroy(e);
     if (acc) cudaFree(acc);
   }
 
+  int64_t out_rows(int64_t m) const { return all ? m : m / world; }
   uint32_t* my_flags() const { return static_cast<uint32_t*>(flags->local()); }
   void* my_partial() const { return partial->local(); }
 
@@ -88,8 +98,8 @@ struct GemmRsPlan::Impl {
     ops::RsReduceParams p;
     p.m = m;
     p.n = desc.n;
-    p.segment_rows = m / world;
-    p.rank = rank;
+    p.segment_rows = out_rows(m);
+    p.rank = all ? 0 : rank;
     p.world = world;
     p.partials = partial->device_peers();
     p.flags = reinterpret_cast<uint32_t* const*>(flags->device_peers());
@@ -160,6 +170,11 @@ struct GemmRsPlan::Impl {
     g.bias = bias_in_gemm ? args.bias.data : nullptr;
     g.c = my_partial();
     cublas_for(m, desc.n, bias_in_gemm, 0).run(g, stream);
+    if (nccl && all) {
+      FLUX_NCCL_CALL(*comm, ncclAllReduce(my_partial(), args.out.mutable_data(), size_t(m) * size_t(desc.n),
+                                          detail::nccl_type(desc.dtype), ncclSum, comm->nccl(), stream));
+      return;
+    }
     if (nccl) {
       FLUX_NCCL_CALL(*comm, ncclReduceScatter(my_partial(), args.out.mutable_data(), size_t(m / world) * size_t(desc.n),
                                               detail::nccl_type(desc.dtype), ncclSum, comm->nccl(), stream));
@@ -175,7 +190,7 @@ struct GemmRsPlan::Impl {
   }
 
   void run_decomposed(const GemmRsLayout& L, const GemmRsArgs& args, cudaStream_t stream) {
-    const int64_t m = L.m, seg = m / world;
+    const int64_t m = L.m, seg = out_rows(m);
     const bool nccl = comm->nccl_available();
     const size_t es = dtype_size(desc.dtype);
     const int c_count = static_cast<int>(std::min<int64_t>(chunks, desc.n / 8));
@@ -201,8 +216,13 @@ struct GemmRsPlan::Impl {
       FLUX_CUDA_CHECK(cudaStreamWaitEvent(rt->side(), chunk_done[c], 0));
       if (nccl) {
         // Receive into the accumulator's memory (seg x nc elements of dtype fit), then place the columns.
-        FLUX_NCCL_CALL(*comm, ncclReduceScatter(g.c, acc, size_t(seg) * size_t(nc), detail::nccl_type(desc.dtype), ncclSum,
-                                                comm->nccl(), rt->side()));
+        if (all) {
+          FLUX_NCCL_CALL(*comm, ncclAllReduce(g.c, acc, size_t(seg) * size_t(nc), detail::nccl_type(desc.dtype), ncclSum,
+                                              comm->nccl(), rt->side()));
+        } else {
+          FLUX_NCCL_CALL(*comm, ncclReduceScatter(g.c, acc, size_t(seg) * size_t(nc), detail::nccl_type(desc.dtype),
+                                                  ncclSum, comm->nccl(), rt->side()));
+        }
         FLUX_CUDA_CHECK(cudaMemcpy2DAsync(static_cast<char*>(args.out.mutable_data()) + col[c] * int64_t(es),
                                           size_t(desc.n) * es, acc, size_t(nc) * es, size_t(nc) * es, size_t(seg),
                                           cudaMemcpyDeviceToDevice, rt->side()));
@@ -215,132 +235,217 @@ struct GemmRsPlan::Impl {
     }
     rt->join(stream);
   }
+
+  // Plan build (collective). `forced`: the path from options or the op's knob (kAuto: the rule).
+  void init(Communicator& c, const GemmRsDesc& d, const GemmRsOptions& options, GemmRsImpl forced_path) {
+    comm = &c;
+    desc = d;
+    opt = options;
+    world = c.world_size();
+    rank = c.rank();
+    FLUX_CHECK_ARG(c.device() >= 0, name, ": the communicator has no GPU");
+    validate_gemm_desc(GemmDesc{d.n, d.k_per_rank, d.dtype, d.layout});
+    if (all) {
+      FLUX_CHECK_ARG(d.max_m >= 1, name, ": max_m = ", d.max_m, " (expected >= 1)");
+    } else {
+      FLUX_CHECK_ARG(d.max_m >= world && d.max_m % world == 0, name, ": max_m = ", d.max_m,
+                     " (expected a positive multiple of the world size ", world, ")");
+    }
+    forced = forced_path;
+    reduce_sms = options.reduce_sms > 0 ? options.reduce_sms : static_cast<int32_t>(knobs::get_int("FLUX_GEMM_RS_REDUCE_SMS"));
+    const int64_t bands = options.col_bands > 0 ? options.col_bands : knobs::get_int("FLUX_GEMM_RS_COL_BANDS");
+    FLUX_CHECK_ARG(bands >= 0 && bands <= kMaxColBands, name, ": column bands ", bands, " (expected 0..", kMaxColBands, ")");
+    opt.col_bands = static_cast<int32_t>(bands);
+    chunks = options.decomposed_chunks > 0 ? options.decomposed_chunks : 4;
+    FLUX_CHECK_ARG(chunks <= kMaxChunks, name, ": decomposed_chunks ", chunks, " (expected 1..", kMaxChunks, ")");
+
+    limits = query_device_limits(c.device());
+    FLUX_CHECK_ARG(reduce_sms >= 1 && reduce_sms <= limits.sm_count / 2, name, ": reduce_sms ", reduce_sms,
+                   " (expected 1..", limits.sm_count / 2, " on this ", limits.sm_count, "-SM device)");
+    GemmOptions gemm_options = options.gemm;
+    gemm_options.rank = rank;
+    gemm_options.device = c.device();
+    gemm_options.max_sms = 0;
+    GemmDesc core{d.n, d.k_per_rank, d.dtype, d.layout};
+    full_gemm = std::make_unique<GemmPlan>(core, gemm_options);
+    if (world > 1) {
+      // One SM-budget policy for every fused op (src/ops/common/sm_budget.h): ranks sharing a GPU split it.
+      const ops::SmSplit split = ops::fused_sm_split(limits.sm_count, ops::ranks_on_gpu(c.device_uuids(), rank), reduce_sms);
+      reduce_sms = split.helper_sms;
+      gemm_options.max_sms = split.gemm_sms;
+      fused_gemm = std::make_unique<GemmPlan>(core, gemm_options);
+    }
+    // Plans that differ across ranks would compute garbage or hang: compare what every rank resolved
+    // (shapes, path, SM split, bands, chunks and the GEMM core's config / order / timeout, knobs
+    // included) and fail on every rank, naming the difference.
+    c.check_same(std::string(name) + " plan",
+                 detail::cat("W=", world, " max_m=", d.max_m, " n=", d.n, " k_per_rank=", d.k_per_rank, " ",
+                             to_string(d.dtype), " ", to_string(d.layout), " impl=", to_string(forced),
+                             " reduce_sms=", reduce_sms, " col_bands=", opt.col_bands, " chunks=", chunks,
+                             " initial_epoch=", options.initial_epoch, " gemm: ", full_gemm->resolved_options(),
+                             fused_gemm ? " fused gemm: " + fused_gemm->resolved_options() : std::string()));
+    if (world > 1) {
+      rt = std::make_unique<ops::OpRuntime>(c, all ? "gemm_ar" : "gemm_rs", ops::OpRuntimeOptions{1, options.initial_epoch});
+      const size_t es = dtype_size(d.dtype);
+      partial = std::make_unique<SymmetricBuffer>(c, size_t(d.max_m) * size_t(d.n) * es, std::string(name) + " partial");
+      // Enough flags for the finest grids: GEMM tiles of >= 64 x 128, the unfused paths' 128 x n_chunk.
+      flag_count = std::max(((d.max_m + 63) / 64) * ((d.n + 127) / 128), ((d.max_m + 127) / 128) * kMaxChunks);
+      flags = std::make_unique<SymmetricBuffer>(c, size_t(flag_count) * sizeof(uint32_t), std::string(name) + " flags");
+      const int64_t acc_rows = all ? d.max_m : d.max_m / world;
+      FLUX_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&acc), size_t(acc_rows) * size_t(d.n) * sizeof(float)));
+      chunk_done.resize(kMaxChunks);
+      for (cudaEvent_t& e : chunk_done) FLUX_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    }
+  }
+
+  GemmRsLayout plan(int64_t m, GemmRsImpl impl) const {
+    const GemmRsImpl path = impl != GemmRsImpl::kAuto ? impl : forced;
+    const GemmPlan& gemm = world > 1 ? *fused_gemm : *full_gemm;
+    FLUX_CHECK_ARG(m >= 1 && m <= desc.max_m, name, ": M = ", m, " (expected 1 <= M <= max_m = ", desc.max_m, ")");
+    if (all) return ops::plan_gemm_ar(m, desc, world, gemm.select(m), limits.l2_bytes, reduce_sms, opt.col_bands, path);
+    return ops::plan_gemm_rs(m, desc, world, rank, gemm.select(m), limits.l2_bytes, reduce_sms, opt.col_bands, path);
+  }
+
+  void run(const TensorRef& a, const TensorRef& b, const TensorRef& bias, const TensorRef& out, cudaStream_t stream,
+           GemmRsImpl impl) {
+    const int64_t m = a.rows;
+    FLUX_CHECK_ARG(m >= 1 && m <= desc.max_m, name, ": A has ", m, " rows (expected 1..max_m = ", desc.max_m, ")");
+    if (!all) {
+      FLUX_CHECK_ARG(m % world == 0, name, ": M = ", m, " is not a multiple of the world size ", world,
+                     " (each rank gets M / W rows; pad M to a multiple of W)");
+    }
+    check_tensor(name, "A", a, m, desc.k_per_rank, desc.dtype);
+    if (desc.layout == WeightLayout::kNK) {
+      check_tensor(name, "B", b, desc.n, desc.k_per_rank, desc.dtype);
+    } else {
+      check_tensor(name, "B", b, desc.k_per_rank, desc.n, desc.dtype);
+    }
+    check_tensor(name, "out", out, out_rows(m), desc.n, desc.dtype);
+    if (bias.data) check_tensor(name, "bias", bias, 1, desc.n, desc.dtype);
+
+    comm->check_fault();  // fail-stop: nothing runs on a communicator that has failed
+    if (world == 1) {
+      GemmArgs g;
+      g.m = m;
+      g.a = a.data;
+      g.b = b.data;
+      g.bias = bias.data;
+      g.c = out.mutable_data();
+      full_gemm->run(g, stream);
+      return;
+    }
+    const GemmRsLayout L = plan(m, impl);
+    const GemmRsArgs args{a, b, bias, out};
+    // Every peer is done reading my partial buffer and flags of the last call; my flags are refreshed.
+    const FlagRange refresh{my_flags(), flag_count};
+    rt->begin(stream, &refresh, 1);
+    switch (L.impl) {
+      case GemmRsImpl::kFused: run_fused(L, args, stream); break;
+      case GemmRsImpl::kSequential: run_sequential(L, args, stream); break;
+      case GemmRsImpl::kDecomposed: run_decomposed(L, args, stream); break;
+      default: FLUX_CHECK(false, "unresolved ", name, " path");
+    }
+    rt->end(stream);
+  }
+
+  void check_status() {
+    comm->sync_fault();  // the communicator's first failure, device record included
+    full_gemm->check_status();
+    if (fused_gemm) fused_gemm->check_status();
+  }
+
+  void release() {
+    if (world == 1) return;
+    FLUX_CUDA_CHECK(cudaDeviceSynchronize());
+    rt->release();
+    flags->release();
+    partial->release();
+  }
 };
+
+}  // namespace ops
+
+struct GemmRsPlan::Impl : ops::TileReduceCore {};
 
 GemmRsPlan::GemmRsPlan(Communicator& comm, const GemmRsDesc& desc, const GemmRsOptions& options)
     : impl_(std::make_unique<Impl>()) {
-  Impl& p = *impl_;
-  p.comm = &comm;
-  p.desc = desc;
-  p.opt = options;
-  p.world = comm.world_size();
-  p.rank = comm.rank();
-  FLUX_CHECK_ARG(comm.device() >= 0, "flux gemm_rs: the communicator has no GPU");
-  validate_gemm_desc(GemmDesc{desc.n, desc.k_per_rank, desc.dtype, desc.layout});
-  FLUX_CHECK_ARG(desc.max_m >= p.world && desc.max_m % p.world == 0, "flux gemm_rs: max_m = ", desc.max_m,
-                 " (expected a positive multiple of the world size ", p.world, ")");
-  p.forced = options.impl != GemmRsImpl::kAuto ? options.impl : parse_gemm_rs_impl(knobs::get_string("FLUX_GEMM_RS_IMPL"));
-  p.reduce_sms = options.reduce_sms > 0 ? options.reduce_sms : static_cast<int32_t>(knobs::get_int("FLUX_GEMM_RS_REDUCE_SMS"));
-  const int64_t bands = options.col_bands > 0 ? options.col_bands : knobs::get_int("FLUX_GEMM_RS_COL_BANDS");
-  FLUX_CHECK_ARG(bands >= 0 && bands <= kMaxColBands, "flux gemm_rs: column bands ", bands, " (expected 0..", kMaxColBands, ")");
-  p.opt.col_bands = static_cast<int32_t>(bands);
-  p.chunks = options.decomposed_chunks > 0 ? options.decomposed_chunks : 4;
-  FLUX_CHECK_ARG(p.chunks <= kMaxChunks, "flux gemm_rs: decomposed_chunks ", p.chunks, " (expected 1..", kMaxChunks, ")");
-
-  p.limits = query_device_limits(comm.device());
-  FLUX_CHECK_ARG(p.reduce_sms >= 1 && p.reduce_sms <= p.limits.sm_count / 2, "flux gemm_rs: reduce_sms ", p.reduce_sms,
-                 " (expected 1..", p.limits.sm_count / 2, " on this ", p.limits.sm_count, "-SM device)");
-  GemmOptions gemm_options = options.gemm;
-  gemm_options.rank = p.rank;
-  gemm_options.device = comm.device();
-  gemm_options.max_sms = 0;
-  GemmDesc core{desc.n, desc.k_per_rank, desc.dtype, desc.layout};
-  p.full_gemm = std::make_unique<GemmPlan>(core, gemm_options);
-  if (p.world > 1) {
-    // One SM-budget policy for every fused op (src/ops/common/sm_budget.h): ranks sharing a GPU split it.
-    const ops::SmSplit split =
-        ops::fused_sm_split(p.limits.sm_count, ops::ranks_on_gpu(comm.device_uuids(), p.rank), p.reduce_sms);
-    p.reduce_sms = split.helper_sms;
-    gemm_options.max_sms = split.gemm_sms;
-    p.fused_gemm = std::make_unique<GemmPlan>(core, gemm_options);
-  }
-  // Plans that differ across ranks would compute garbage or hang: compare what every rank resolved
-  // (shapes, path, SM split, bands, chunks and the GEMM core's config / order / timeout, knobs
-  // included) and fail on every rank, naming the difference.
-  comm.check_same("gemm_rs plan",
-                  detail::cat("W=", p.world, " max_m=", desc.max_m, " n=", desc.n, " k_per_rank=", desc.k_per_rank, " ",
-                              to_string(desc.dtype), " ", to_string(desc.layout), " impl=", to_string(p.forced),
-                              " reduce_sms=", p.reduce_sms, " col_bands=", p.opt.col_bands, " chunks=", p.chunks,
-                              " initial_epoch=", options.initial_epoch, " gemm: ", p.full_gemm->resolved_options(),
-                              p.fused_gemm ? " fused gemm: " + p.fused_gemm->resolved_options() : std::string()));
-  if (p.world > 1) {
-    p.rt = std::make_unique<ops::OpRuntime>(comm, "gemm_rs", ops::OpRuntimeOptions{1, options.initial_epoch});
-    const size_t es = dtype_size(desc.dtype);
-    p.partial = std::make_unique<SymmetricBuffer>(comm, size_t(desc.max_m) * size_t(desc.n) * es, "gemm_rs partial");
-    // Enough flags for the finest grids: GEMM tiles of >= 64 x 128, the unfused paths' 128 x n_chunk.
-    p.flag_count = std::max(((desc.max_m + 63) / 64) * ((desc.n + 127) / 128), ((desc.max_m + 127) / 128) * kMaxChunks);
-    p.flags = std::make_unique<SymmetricBuffer>(comm, size_t(p.flag_count) * sizeof(uint32_t), "gemm_rs flags");
-    FLUX_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&p.acc), size_t(desc.max_m / p.world) * size_t(desc.n) * sizeof(float)));
-    p.chunk_done.resize(kMaxChunks);
-    for (cudaEvent_t& e : p.chunk_done) FLUX_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-  }
+  const GemmRsImpl forced =
+      options.impl != GemmRsImpl::kAuto ? options.impl : parse_gemm_rs_impl(knobs::get_string("FLUX_GEMM_RS_IMPL"));
+  impl_->init(comm, desc, options, forced);
 }
 
 GemmRsPlan::~GemmRsPlan() = default;
 
-GemmRsLayout GemmRsPlan::layout(int64_t m, GemmRsImpl impl) const {
-  const Impl& p = *impl_;
-  GemmRsImpl forced = impl != GemmRsImpl::kAuto ? impl : p.forced;
-  const GemmPlan& gemm = p.world > 1 ? *p.fused_gemm : *p.full_gemm;
-  FLUX_CHECK_ARG(m >= 1 && m <= p.desc.max_m, "flux gemm_rs: M = ", m, " (expected 1 <= M <= max_m = ", p.desc.max_m, ")");
-  return ops::plan_gemm_rs(m, p.desc, p.world, p.rank, gemm.select(m), p.limits.l2_bytes, p.reduce_sms, p.opt.col_bands,
-                           forced);
-}
+GemmRsLayout GemmRsPlan::layout(int64_t m, GemmRsImpl impl) const { return impl_->plan(m, impl); }
 
 void GemmRsPlan::run(const GemmRsArgs& args, cudaStream_t stream, GemmRsImpl impl) {
-  Impl& p = *impl_;
-  const char* op = "flux gemm_rs";
-  const int64_t m = args.a.rows;
-  FLUX_CHECK_ARG(m >= 1 && m <= p.desc.max_m, op, ": A has ", m, " rows (expected 1..max_m = ", p.desc.max_m, ")");
-  FLUX_CHECK_ARG(m % p.world == 0, op, ": M = ", m, " is not a multiple of the world size ", p.world,
-                 " (each rank gets M / W rows; pad M to a multiple of W)");
-  check_tensor(op, "A", args.a, m, p.desc.k_per_rank, p.desc.dtype);
-  if (p.desc.layout == WeightLayout::kNK) {
-    check_tensor(op, "B", args.b, p.desc.n, p.desc.k_per_rank, p.desc.dtype);
-  } else {
-    check_tensor(op, "B", args.b, p.desc.k_per_rank, p.desc.n, p.desc.dtype);
-  }
-  check_tensor(op, "out", args.out, m / p.world, p.desc.n, p.desc.dtype);
-  if (args.bias.data) check_tensor(op, "bias", args.bias, 1, p.desc.n, p.desc.dtype);
-
-  p.comm->check_fault();  // fail-stop: nothing runs on a communicator that has failed
-  if (p.world == 1) {
-    GemmArgs g;
-    g.m = m;
-    g.a = args.a.data;
-    g.b = args.b.data;
-    g.bias = args.bias.data;
-    g.c = args.out.mutable_data();
-    p.full_gemm->run(g, stream);
-    return;
-  }
-  const GemmRsLayout L = layout(m, impl);
-  // Every peer is done reading my partial buffer and flags of the last call; my flags are refreshed.
-  const FlagRange refresh{p.my_flags(), p.flag_count};
-  p.rt->begin(stream, &refresh, 1);
-  switch (L.impl) {
-    case GemmRsImpl::kFused: p.run_fused(L, args, stream); break;
-    case GemmRsImpl::kSequential: p.run_sequential(L, args, stream); break;
-    case GemmRsImpl::kDecomposed: p.run_decomposed(L, args, stream); break;
-    default: FLUX_CHECK(false, "unresolved gemm_rs path");
-  }
-  p.rt->end(stream);
+  impl_->run(args.a, args.b, args.bias, args.out, stream, impl);
 }
 
-void GemmRsPlan::check_status() {
-  Impl& p = *impl_;
-  p.comm->sync_fault();  // the communicator's first failure, device record included
-  p.full_gemm->check_status();
-  if (p.fused_gemm) p.fused_gemm->check_status();
+void GemmRsPlan::check_status() { impl_->check_status(); }
+
+void GemmRsPlan::release() { impl_->release(); }
+
+// ---------------------------------------------------------------------------------------------------
+// GEMM+AR: the same core, reducing every row on every rank.
+
+const char* to_string(GemmArPath path) {
+  switch (path) {
+    case GemmArPath::kAuto: return "auto";
+    case GemmArPath::kOneShot: return "one_shot";
+    case GemmArPath::kSequential: return "sequential";
+    case GemmArPath::kDecomposed: return "decomposed";
+  }
+  return "?";
 }
 
-void GemmRsPlan::release() {
-  Impl& p = *impl_;
-  if (p.world == 1) return;
-  FLUX_CUDA_CHECK(cudaDeviceSynchronize());
-  p.rt->release();
-  p.flags->release();
-  p.partial->release();
+GemmArPath parse_gemm_ar_path(const std::string& text) {
+  if (text == "auto") return GemmArPath::kAuto;
+  if (text == "one_shot") return GemmArPath::kOneShot;
+  if (text == "sequential") return GemmArPath::kSequential;
+  if (text == "decomposed") return GemmArPath::kDecomposed;
+  throw InvalidArgument(detail::cat("flux gemm_ar: unknown path '", text,
+                                    "' (expected auto, one_shot, sequential or decomposed)"));
 }
+
+namespace {
+GemmRsImpl core_path(GemmArPath path) {
+  switch (path) {
+    case GemmArPath::kOneShot: return GemmRsImpl::kFused;
+    case GemmArPath::kSequential: return GemmRsImpl::kSequential;
+    case GemmArPath::kDecomposed: return GemmRsImpl::kDecomposed;
+    default: return GemmRsImpl::kAuto;
+  }
+}
+}  // namespace
+
+struct GemmArPlan::Impl : ops::TileReduceCore {};
+
+GemmArPlan::GemmArPlan(Communicator& comm, const GemmArDesc& desc, const GemmArOptions& options)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->all = true;
+  impl_->name = "flux gemm_ar";
+  const GemmArPath path =
+      options.path != GemmArPath::kAuto ? options.path : parse_gemm_ar_path(knobs::get_string("FLUX_GEMM_AR_PATH"));
+  GemmRsOptions o;
+  o.impl = core_path(path);
+  o.reduce_sms = options.pull_sms;
+  o.decomposed_chunks = options.decomposed_chunks;
+  o.gemm = options.gemm;
+  o.initial_epoch = options.initial_epoch;
+  impl_->init(comm, GemmRsDesc{desc.max_m, desc.n, desc.k_per_rank, desc.dtype, desc.layout}, o, o.impl);
+}
+
+GemmArPlan::~GemmArPlan() = default;
+
+GemmRsLayout GemmArPlan::layout(int64_t m, GemmArPath path) const { return impl_->plan(m, core_path(path)); }
+
+void GemmArPlan::run(const GemmArArgs& args, cudaStream_t stream, GemmArPath path) {
+  impl_->run(args.a, args.b, args.bias, args.out, stream, core_path(path));
+}
+
+void GemmArPlan::check_status() { impl_->check_status(); }
+
+void GemmArPlan::release() { impl_->release(); }
 
 }  // namespace flux

@@ -107,5 +107,34 @@ GemmRsLayout plan_gemm_rs(int64_t m, const GemmRsDesc& desc, int world_size, int
   return out;
 }
 
+GemmRsLayout plan_gemm_ar(int64_t m, const GemmRsDesc& desc, int world_size, const GemmSelection& gemm,
+                          int64_t l2_bytes, int32_t reduce_sms, int32_t col_bands, GemmRsImpl forced) {
+  FLUX_CHECK_ARG(m >= 1 && m <= desc.max_m, "flux gemm_ar: M = ", m, " (expected 1 <= M <= max_m = ", desc.max_m, ")");
+  GemmRsLayout out;
+  out.m = m;
+  out.segment_rows = m;
+  out.gemm = gemm;
+  if (forced != GemmRsImpl::kAuto) {
+    out.impl = forced;
+    out.reason = detail::cat("forced ", to_string(forced), " (FLUX_GEMM_AR_PATH / GemmArOptions::path)");
+  } else {
+    // The same trade as GEMM+RS: the fused path's fixed costs only pay on a GEMM that can hide them.
+    out.impl = choose_gemm_rs_impl(m, desc.n, desc.k_per_rank, world_size, &out.reason);
+    out.reason = "all-reduce, " + out.reason;
+  }
+  if (out.impl == GemmRsImpl::kFused && world_size > 1) {
+    out.reduce_sms = reduce_sms;
+    // Every rank the same order: the pull kernel takes each tile from every rank as it is published.
+    out.order.segments = 1;
+    out.order.first_segment = 0;
+    out.order.segment_rows = m;
+    const int64_t units_n = (gemm.tiles_n + gemm.config.cluster_n - 1) / gemm.config.cluster_n;
+    out.col_bands = col_bands > 0 ? std::min<int32_t>(col_bands, static_cast<int32_t>(std::max<int64_t>(units_n, 1)))
+                                  : auto_col_bands(desc.n, desc.k_per_rank, m, l2_bytes, static_cast<int32_t>(units_n));
+    out.order.col_bands = out.col_bands;
+  }
+  return out;
+}
+
 }  // namespace ops
 }  // namespace flux
