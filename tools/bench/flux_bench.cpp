@@ -6,6 +6,7 @@
 
 #include "flux/error.h"
 #include "tools/bench/bench_ag_gemm.h"
+#include "tools/bench/bench_gemm_ar.h"
 #include "tools/bench/bench_gemm.h"
 #include "tools/bench/bench_gemm_rs.h"
 #include "tools/bench/bench_model.h"
@@ -31,7 +32,7 @@ void usage(FILE* out) {
                "         [--shapes MxNxK,... --tp 2,4,8] [--dtypes bf16] [--side-sms 8] [--link-gbps 450]\n"
                "         [--link-latency-us 3] [--collective-gbps 0 (= 80%% of the link)] [--fixed-us 5] [--iters 20]\n"
                "         [--warmup 3] [--json FILE]\n"
-               "  gemm-rs, ag-gemm, p2p   the fused ops and the runtime (under flux-run)\n");
+               "  gemm-rs, ag-gemm, gemm-ar, p2p   the fused ops and the runtime (under flux-run)\n");
 }
 
 }  // namespace
@@ -51,6 +52,7 @@ int main(int argc, char** argv) {
     if (sub == "p2p") return flux::bench::run_p2p_bench(args, command_line);
     if (sub == "gemm-rs") return flux::bench::run_gemm_rs_bench(args, command_line);
     if (sub == "ag-gemm") return flux::bench::run_ag_gemm_bench(args, command_line);
+    if (sub == "gemm-ar") return flux::bench::run_gemm_ar_bench(args, command_line);
     if (sub == "tune") return flux::bench::run_tune_bench(args, command_line);
     if (sub == "model") return flux::bench::run_model_bench(args, command_line);
     std::fprintf(stderr, "flux-bench: unknown subcommand '%s'\n", sub.c_str());
