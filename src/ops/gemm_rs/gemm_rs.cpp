@@ -29,6 +29,7 @@
 #include "flux/knobs.h"
 #include "src/common/check.h"
 #include "src/common/nccl_check.h"
+#include "src/ops/common/flag_sizing.h"
 #include "src/ops/common/op_runtime.h"
 #include "src/ops/common/sm_budget.h"
 #include "src/ops/gemm_rs/gemm_rs_plan.h"
@@ -103,6 +104,8 @@ struct GemmRsPlan::Impl {
 
   void run_fused(const GemmRsLayout& L, const GemmRsArgs& args, cudaStream_t stream) {
     const int64_t m = L.m;
+    FLUX_CHECK(L.gemm.tiles_m * L.gemm.tiles_n <= flag_count, "flux gemm_rs: config ", L.gemm.config.name, " has ",
+               L.gemm.tiles_m, " x ", L.gemm.tiles_n, " tiles at M = ", m, " but the plan holds ", flag_count, " flags");
     rt->fork(stream);
     GemmArgs g;
     g.m = m;
@@ -267,8 +270,8 @@ GemmRsPlan::GemmRsPlan(Communicator& comm, const GemmRsDesc& desc, const GemmRsO
     p.rt = std::make_unique<ops::OpRuntime>(comm, "gemm_rs", ops::OpRuntimeOptions{1, options.initial_epoch});
     const size_t es = dtype_size(desc.dtype);
     p.partial = std::make_unique<SymmetricBuffer>(comm, size_t(desc.max_m) * size_t(desc.n) * es, "gemm_rs partial");
-    // Enough flags for the finest grids: GEMM tiles of >= 64 x 128, the unfused paths' 128 x n_chunk.
-    p.flag_count = std::max(((desc.max_m + 63) / 64) * ((desc.n + 127) / 128), ((desc.max_m + 127) / 128) * kMaxChunks);
+    // Enough flags for the finest grids: any compiled config's tile grid, the unfused paths' 128 x n_chunk.
+    p.flag_count = std::max(ops::max_tile_flags(desc.max_m, desc.n), ((desc.max_m + 127) / 128) * kMaxChunks);
     p.flags = std::make_unique<SymmetricBuffer>(comm, size_t(p.flag_count) * sizeof(uint32_t), "gemm_rs flags");
     FLUX_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&p.acc), size_t(desc.max_m / p.world) * size_t(desc.n) * sizeof(float)));
     p.chunk_done.resize(kMaxChunks);
