@@ -35,6 +35,7 @@
 #include "src/common/nccl_check.h"
 #include "src/ops/ag_gemm/ag_gather.h"
 #include "src/ops/ag_gemm/ag_gemm_plan.h"
+#include "src/ops/common/flag_sizing.h"
 #include "src/ops/common/op_runtime.h"
 #include "src/ops/common/sm_budget.h"
 
@@ -42,7 +43,6 @@ namespace flux {
 
 namespace {
 
-constexpr int kMinBlockRows = 64;  // the smallest tile_m of the GEMM core's configs
 
 }  // namespace
 
@@ -94,6 +94,8 @@ struct AgGemmPlan::Impl {
     p.world = world;
     p.block_rows = block_rows;
     p.num_blocks = static_cast<int32_t>((L.m + block_rows - 1) / block_rows);
+    FLUX_CHECK(p.num_blocks <= max_blocks, "flux ag_gemm: ", p.num_blocks, " M-blocks of ", block_rows, " rows at M = ", L.m,
+               " but the plan holds ", max_blocks, " block flags");
     p.elem_bytes = static_cast<int32_t>(dtype_size(desc.dtype));
     p.buffers = gathered->device_peers();
     p.ready = rt->signals().local();
@@ -240,7 +242,7 @@ AgGemmPlan::AgGemmPlan(Communicator& comm, const AgGemmDesc& desc, const AgGemmO
     p.rt = std::make_unique<ops::OpRuntime>(comm, "ag_gemm", ops::OpRuntimeOptions{p.world, options.initial_epoch});
     p.gathered = std::make_unique<SymmetricBuffer>(comm, size_t(desc.max_m) * size_t(desc.k) * dtype_size(desc.dtype),
                                                    "ag_gemm gathered A");
-    p.max_blocks = (desc.max_m + kMinBlockRows - 1) / kMinBlockRows;
+    p.max_blocks = std::max<int64_t>(ops::max_block_flags(desc.max_m), (desc.max_m + 127) / 128);  // configs; fused_ce's 128
     FLUX_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&p.block_flags), sizeof(uint32_t) * size_t(p.max_blocks)));
     FLUX_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&p.block_parts), sizeof(uint32_t) * size_t(p.max_blocks)));
   }

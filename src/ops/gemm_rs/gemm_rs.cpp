@@ -30,6 +30,7 @@
 #include "flux/knobs.h"
 #include "src/common/check.h"
 #include "src/common/nccl_check.h"
+#include "src/ops/common/flag_sizing.h"
 #include "src/ops/common/op_runtime.h"
 #include "src/ops/common/sm_budget.h"
 #include "src/ops/gemm_rs/gemm_rs_plan.h"
@@ -113,6 +114,8 @@ struct TileReduceCore {
 
   void run_fused(const GemmRsLayout& L, const GemmRsArgs& args, cudaStream_t stream) {
     const int64_t m = L.m;
+    FLUX_CHECK(L.gemm.tiles_m * L.gemm.tiles_n <= flag_count, name, ": config ", L.gemm.config.name, " has ",
+               L.gemm.tiles_m, " x ", L.gemm.tiles_n, " tiles at M = ", m, " but the plan holds ", flag_count, " flags");
     rt->fork(stream);
     GemmArgs g;
     g.m = m;
@@ -288,8 +291,8 @@ struct TileReduceCore {
       rt = std::make_unique<ops::OpRuntime>(c, all ? "gemm_ar" : "gemm_rs", ops::OpRuntimeOptions{1, options.initial_epoch});
       const size_t es = dtype_size(d.dtype);
       partial = std::make_unique<SymmetricBuffer>(c, size_t(d.max_m) * size_t(d.n) * es, std::string(name) + " partial");
-      // Enough flags for the finest grids: GEMM tiles of >= 64 x 128, the unfused paths' 128 x n_chunk.
-      flag_count = std::max(((d.max_m + 63) / 64) * ((d.n + 127) / 128), ((d.max_m + 127) / 128) * kMaxChunks);
+      // Enough flags for the finest grids: any compiled config's tile grid, the unfused paths' 128 x n_chunk.
+      flag_count = std::max(ops::max_tile_flags(d.max_m, d.n), ((d.max_m + 127) / 128) * kMaxChunks);
       flags = std::make_unique<SymmetricBuffer>(c, size_t(flag_count) * sizeof(uint32_t), std::string(name) + " flags");
       const int64_t acc_rows = all ? d.max_m : d.max_m / world;
       FLUX_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&acc), size_t(acc_rows) * size_t(d.n) * sizeof(float)));
