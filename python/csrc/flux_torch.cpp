@@ -42,6 +42,7 @@
 #include "flux/error.h"
 #include "flux/gemm.h"
 #include "flux/gemm_rs.h"
+#include "flux/knobs.h"
 #include "flux/runtime.h"
 
 namespace py = pybind11;
@@ -661,6 +662,9 @@ PYBIND11_MODULE(_C, m) {
         });
       },
       "the plan cache's key (M is not part of it: a plan serves every M up to the one it was built for)");
+  m.def(
+      "knob_int", [](const std::string& name) { return flux_torch::translate("knob", [&] { return flux::knobs::get_int(name); }); },
+      py::arg("name"), "an integer knob of the library (its registered default when unset)");
   m.def("plan_max_m", &flux_torch::round_up_pow2, py::arg("m"), "the M a plan is built for, for a call's M");
   m.def("host_exchange_selftest", &flux_torch::host_exchange_selftest, py::arg("name"), py::arg("payload"),
         "a host-only communicator on the group's exchange: check_same, then all_gather(payload)");

@@ -13,7 +13,6 @@ MPS, as the GPU tests run).
 """
 from __future__ import annotations
 
-import os
 import time
 from typing import Dict, List, Optional
 
@@ -27,13 +26,8 @@ __all__ = ["register_group", "group_name", "release", "set_plan_cache_limit", "c
 
 
 def _timeout_ms() -> int:
-    text = os.environ.get("FLUX_RDZV_TIMEOUT_MS", "")
-    if not text:
-        return 120000
-    try:
-        value = int(text)
-    except ValueError:
-        raise ValueError(f"FLUX_RDZV_TIMEOUT_MS='{text}' is not an integer (milliseconds)") from None
+    # The library's knob (one registry, one default and parser: src/common/knobs.cpp).
+    value = int(_C.knob_int("FLUX_RDZV_TIMEOUT_MS"))
     if value <= 0:
         raise ValueError(f"FLUX_RDZV_TIMEOUT_MS={value} (expected > 0 milliseconds)")
     return value

@@ -200,3 +200,16 @@ def test_exchange_driven_from_cpp_releases_and_retakes_the_gil():
     assert not store.check(["x/0/0"]) and store.check(["x/3/0"])  # 2 steps per call: 0..3, step 2's key gone too
     with pytest.raises(ValueError, match="not registered with Flux"):
         _C.host_exchange_selftest("no-such-group", "x")
+
+
+def test_exchange_timeout_is_the_library_knob(monkeypatch):
+    monkeypatch.delenv("FLUX_RDZV_TIMEOUT_MS", raising=False)
+    assert flux_torch.distributed._timeout_ms() == 120000  # the registered default (src/common/knobs.cpp)
+    monkeypatch.setenv("FLUX_RDZV_TIMEOUT_MS", "250")
+    assert flux_torch.distributed._timeout_ms() == 250
+    monkeypatch.setenv("FLUX_RDZV_TIMEOUT_MS", "soon")
+    with pytest.raises(ValueError, match="FLUX_RDZV_TIMEOUT_MS"):
+        flux_torch.distributed._timeout_ms()
+    monkeypatch.setenv("FLUX_RDZV_TIMEOUT_MS", "0")
+    with pytest.raises(ValueError, match="expected > 0"):
+        flux_torch.distributed._timeout_ms()

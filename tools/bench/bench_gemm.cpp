@@ -111,7 +111,7 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
       const GemmDesc desc{n, k, dtype, layout};
       const double flops = 2.0 * double(m) * double(n) * double(k);
       const int64_t set_bytes = (m * k + n * k) * int64_t(es);
-      const int sets = static_cast<int>(std::clamp<int64_t>((2 * limits.l2_bytes + set_bytes - 1) / set_bytes + 1, 2, 16));
+      const int sets = tools::rotating_sets(set_bytes, limits.l2_bytes, 16);
 
       std::vector<std::unique_ptr<DeviceBuffer>> a, b, c;
       for (int s = 0; s < sets; ++s) {

@@ -89,7 +89,7 @@ double measure_gemm_us(const GemmDesc& desc, int64_t m, int max_sms, int iters, 
   GemmPlan plan(desc, o);
   const size_t es = dtype_size(desc.dtype);
   const int64_t set_bytes = (m * desc.k + desc.n * desc.k) * int64_t(es);
-  const int sets = static_cast<int>(std::clamp<int64_t>((2 * l2_bytes + set_bytes - 1) / set_bytes + 1, 2, 8));
+  const int sets = tools::rotating_sets(set_bytes, l2_bytes, 8);
   std::vector<std::unique_ptr<DeviceBuffer>> a, b;
   for (int s = 0; s < sets; ++s) {
     a.push_back(std::make_unique<DeviceBuffer>(size_t(m * desc.k) * es));

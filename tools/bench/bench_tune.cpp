@@ -70,7 +70,7 @@ int run_tune_bench(const std::vector<std::string>& argv, const std::string& comm
       const size_t es = dtype_size(dtype);
       const GemmDesc desc{n, k, dtype, layout};
       const int64_t set_bytes = (m * k + n * k) * int64_t(es);
-      const int sets = static_cast<int>(std::clamp<int64_t>((2 * limits.l2_bytes + set_bytes - 1) / set_bytes + 1, 2, 16));
+      const int sets = tools::rotating_sets(set_bytes, limits.l2_bytes, 16);
       std::vector<std::unique_ptr<tools::DeviceBuffer>> a, b;
       for (int s = 0; s < sets; ++s) {
         a.push_back(std::make_unique<tools::DeviceBuffer>(size_t(m * k) * es));

@@ -3,6 +3,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -21,6 +22,12 @@ struct TimedRun {
 std::vector<std::vector<float>> time_interleaved(const std::vector<TimedRun>& runs, cudaStream_t stream, int warmup,
                                                  int iters);
 
+// How many input sets to rotate through so that no call finds its inputs in L2: enough sets of
+// `set_bytes` to exceed 2 x L2, at least 2, at most `max_sets` (memory).
+inline int rotating_sets(int64_t set_bytes, int64_t l2_bytes, int max_sets) {
+  const int64_t need = (2 * l2_bytes + set_bytes - 1) / set_bytes + 1;
+  return static_cast<int>(need < 2 ? 2 : (need > max_sets ? max_sets : need));
+}
 double percentile(std::vector<float> values, double p);  // p in [0, 100], linear interpolation
 inline double median(const std::vector<float>& values) { return percentile(values, 50.0); }
 
