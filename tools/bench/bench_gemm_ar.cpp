@@ -97,7 +97,7 @@ int run_gemm_ar_bench(const std::vector<std::string>& argv, const std::string& c
                      ")");
       const size_t es = dtype_size(dtype);
       const int64_t set_bytes = (m * k + n * k) * int64_t(es);
-      const int sets = static_cast<int>(std::clamp<int64_t>((2 * limits.l2_bytes + set_bytes - 1) / set_bytes + 1, 2, 8));
+      const int sets = tools::rotating_sets(set_bytes, limits.l2_bytes, 8);
       std::vector<std::unique_ptr<Buffer>> a, b;
       for (int s = 0; s < sets; ++s) {
         a.push_back(std::make_unique<Buffer>(size_t(m * k) * es));
