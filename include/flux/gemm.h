@@ -53,6 +53,7 @@ struct GemmConfigInfo {
   int tile_m = 0, tile_n = 0, tile_k = 0;
   int cluster_m = 1, cluster_n = 1;
   bool pingpong = false;  // ping-pong (two math warp groups on alternate tiles) vs cooperative
+  bool split_k = false;   // can run split-K (compiled with fp32 partial output as well)
 };
 const std::vector<GemmConfigInfo>& gemm_configs();
 
@@ -62,6 +63,11 @@ struct GemmSelection {
   Raster raster = Raster::kRowMajor;
   int32_t swizzle = 1;
   int64_t tiles_m = 0, tiles_n = 0;  // real tiles of C (flags of the hooks are indexed by these)
+  // Split-K factor: K is cut into `splits` slices of K / splits (a multiple of 8) computed by separate
+  // CTAs into fp32 partials, which a second kernel sums in slice order (+ bias) into C and publishes
+  // tile by tile: bitwise reproducible. 1 = the whole K in one CTA per tile.
+  int32_t splits = 1;
+  double predicted_us = 0.0;         // the heuristic's predicted time (0 when not from the model)
   std::string reason;                // why the heuristic (or a knob / option) chose it
 };
 
@@ -81,6 +87,9 @@ struct GemmOptions {
   // At most this many SMs for the persistent grid (0: all). A fused op leaves the rest to kernels
   // that run beside the GEMM (e.g. GEMM+RS's reduction); the config model counts waves with it.
   int32_t max_sms = 0;
+  // Split-K factor: 0 = knob FLUX_GEMM_SPLIT_K (0 there = the heuristic), 1 = never split, S > 1 = always
+  // S slices (K / S must be a multiple of 8, and the config one of those with split_k).
+  int32_t split_k = 0;
   // A tuning cache written by `flux-bench tune` (src/gemm/tune_cache.h): "" = knob FLUX_TUNE_CACHE,
   // "none" = no cache. Entries for this (dtype, layout, N, K, SMs, M bucket) override the heuristic; a
   // cache for another GPU or build is ignored with a one-line warning.
@@ -133,6 +142,12 @@ struct GemmArgs {
   // helper is always resident when the GEMM waits, whatever else holds SMs (and if the runtime chooses
   // not to overlap the two, the GEMM simply starts after the helper: still correct).
   bool after_resident_helper = false;
+  // Split-K partials: at least GemmPlan::workspace_bytes(m) bytes of device memory, 16-byte aligned,
+  // used only by this call (stream-ordered). Null: the plan's own buffer for `stream`, allocated on the
+  // first split-K call on that stream (outside graph capture; a split-K call captured on a stream with
+  // no buffer yet runs unsplit instead, see GemmPlan::run).
+  void* workspace = nullptr;
+  int64_t workspace_bytes = 0;
 };
 
 class GemmPlan {
@@ -152,6 +167,8 @@ class GemmPlan {
   // timeout): fused ops compare it across ranks at plan build.
   std::string resolved_options() const;
   GemmSelection select(int64_t m) const;
+  // Bytes of split-K workspace a call with this M needs (0 when select(m) does not split).
+  int64_t workspace_bytes(int64_t m) const;
 
   // Validates args (InvalidArgument, nothing launched), then launches on `stream`.
   void run(const GemmArgs& args, cudaStream_t stream) const;
@@ -177,8 +194,17 @@ TileOrderMap make_tile_order_map(int64_t m, int64_t n, const GemmConfigInfo& con
 
 // The config heuristic: pure function of the shape and the device limits (no GPU needed).
 // `max_active_clusters[i]` is how many clusters of config i fit on the device at once (0: use
-// sm_count / cluster size).
+// sm_count / cluster size). `split_k`: 0 = choose (1 .. kMaxSplitK), 1 = never split, S > 1 = S.
 GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLimits& limits,
-                                 const std::vector<int>& max_active_clusters = {});
+                                 const std::vector<int>& max_active_clusters = {}, int32_t split_k = 0);
+
+// Split-K limits: at most this many slices, each at least kMinSplitKDepth deep (K / S), and at most two
+// waves of work items (so the workspace is bounded by split_k_workspace_bound()).
+constexpr int32_t kMaxSplitK = 16;
+constexpr int64_t kMinSplitKDepth = 256;
+// Whether K can be cut into S slices for a TMA-loaded split-K (S divides K, K / S a multiple of 8).
+bool split_k_divides(int64_t k, int32_t splits);
+// The most workspace any split-K selection on this device can ask for (bytes).
+int64_t split_k_workspace_bound(const DeviceLimits& limits);
 
 }  // namespace flux

@@ -416,7 +416,18 @@ at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, const c10::optional<at
     args.b = o.b.data;
     args.bias = o.bias.data;
     args.c = out.data_ptr();
-    if (args.m > 0) it->second->run(args, stream);
+    // Split-K partials in memory from torch's caching allocator on this stream: right under CUDA-graph
+    // capture (the graph's private pool) and never shared with a call on another stream.
+    at::Tensor workspace;
+    if (args.m > 0) {
+      const int64_t bytes = it->second->workspace_bytes(args.m);
+      if (bytes > 0) {
+        workspace = at::empty({bytes}, a.options().dtype(at::kByte));
+        args.workspace = workspace.data_ptr();
+        args.workspace_bytes = bytes;
+      }
+      it->second->run(args, stream);
+    }
     return out;
   });
 }

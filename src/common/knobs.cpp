@@ -17,6 +17,9 @@ const std::vector<Knob>& all() {
       {"FLUX_GEMM_CONFIG", "auto",
        "force one GEMM core config by name (see flux-bench gemm --list-configs), or 'auto' for the heuristic"},
       {"FLUX_GEMM_RASTER", "auto", "tile raster of the GEMM core: 'row' (N fastest), 'col' (M fastest) or 'auto'"},
+      {"FLUX_GEMM_SPLIT_K", "0",
+       "split-K factor of the GEMM core: 0 = the heuristic decides, 1 = never split, 2..16 = always that many slices "
+       "of K (K / S must be a multiple of 8; split-capable configs only)"},
       {"FLUX_GEMM_SWIZZLE", "0", "band width of the GEMM core's tile order in cluster units (1, 2, 4, 8, 16); 0 = auto"},
       {"FLUX_TUNE_CACHE", "",
        "a tuning cache written by flux-bench tune: its measured config / raster / swizzle per (dtype, layout, N, K, "

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <set>
 
@@ -17,6 +18,7 @@
 #include "src/common/device_guard.h"
 #include "src/gemm/gemm_config.h"
 #include "src/gemm/gemm_launch.h"
+#include "src/gemm/split_k_reduce.h"
 #include "src/gemm/tune_cache.h"
 
 namespace flux {
@@ -103,6 +105,11 @@ void validate_gemm_args(const GemmDesc& desc, const GemmArgs& args) {
   FLUX_CHECK_ARG((reinterpret_cast<uintptr_t>(args.wait.value_ptr) & 3u) == 0 &&
                      (reinterpret_cast<uintptr_t>(args.publish.value_ptr) & 3u) == 0,
                  "flux gemm: wait / publish value_ptr is not 4-byte aligned (expected a uint32_t device word)");
+  FLUX_CHECK_ARG((reinterpret_cast<uintptr_t>(args.workspace) & 15u) == 0, "flux gemm: workspace ", args.workspace,
+                 " is not 16-byte aligned (expected 16-byte aligned device memory, or nullptr)");
+  FLUX_CHECK_ARG(args.workspace_bytes >= 0 && (args.workspace != nullptr || args.workspace_bytes == 0),
+                 "flux gemm: workspace_bytes ", args.workspace_bytes, " with workspace ", args.workspace,
+                 " (expected a size >= 0 with a buffer, or 0 without one)");
   FLUX_CHECK_ARG(args.publish.value_ptr == nullptr || args.publish.mode == PublishMode::kTileFlag,
                  "flux gemm: publish value_ptr is only used by PublishMode::kTileFlag");
   switch (args.publish.mode) {
@@ -138,6 +145,8 @@ struct GemmPlan::Impl {
   DeviceLimits limits;
   std::vector<gemm::KernelInfo> kernels;  // by config id
   std::vector<int> max_active_clusters;   // by config id
+  std::vector<int> max_active_clusters_partial;  // by config id: the split-K kernels (0: not compiled)
+  int32_t split_k = 0;                    // option, else knob FLUX_GEMM_SPLIT_K
   int forced_config = -1;                 // knob / option, -1 = heuristic
   Raster raster = Raster::kAuto;          // option, else knob
   int32_t swizzle = 0;                    // option, else knob
@@ -146,6 +155,10 @@ struct GemmPlan::Impl {
   std::string tune_path;                  // GemmOptions::tune_cache / knob FLUX_TUNE_CACHE ("" = none)
   gemm::TuneCache tune;
   DeviceStatus* status = nullptr;         // device memory, one record
+  // Split-K workspaces, one per stream the plan has run a split-K call on (so calls on different
+  // streams never share one), each split_k_workspace_bound() bytes.
+  std::mutex workspace_mu;
+  std::map<cudaStream_t, void*> workspaces;
 };
 
 GemmPlan::GemmPlan(const GemmDesc& desc, const GemmOptions& options) : impl_(std::make_unique<Impl>()) {
@@ -174,6 +187,19 @@ GemmPlan::GemmPlan(const GemmDesc& desc, const GemmOptions& options) : impl_(std
   }
 
   p.chaos_seed = static_cast<uint32_t>(knobs::get_int("FLUX_CHAOS_SEED"));
+  {
+    int64_t sk = options.split_k != 0 ? options.split_k : knobs::get_int("FLUX_GEMM_SPLIT_K");
+    FLUX_CHECK_ARG(sk >= 0 && sk <= kMaxSplitK, "flux gemm: split-K ", sk,
+                   " (GemmOptions::split_k / FLUX_GEMM_SPLIT_K; expected 0 = auto, 1 = off, or 2..", kMaxSplitK, ")");
+    FLUX_CHECK_ARG(sk <= 1 || split_k_divides(desc.k, static_cast<int32_t>(sk)), "flux gemm: split-K ", sk,
+                   " does not divide K = ", desc.k, " into slices of a multiple of 8 (expected S with K % S == 0 and ",
+                   "(K / S) % 8 == 0)");
+    p.split_k = static_cast<int32_t>(sk);
+    if (p.forced_config >= 0 && sk > 1) {
+      FLUX_CHECK_ARG(gemm_configs()[p.forced_config].split_k, "flux gemm: config ", gemm_configs()[p.forced_config].name,
+                     " cannot split K (split-K ", sk, " forced); configs that can: those with split_k in gemm_configs()");
+    }
+  }
   p.limits = query_device_limits(options.device);
   p.tune_path = options.tune_cache.empty() ? knobs::get_string("FLUX_TUNE_CACHE") : options.tune_cache;
   if (p.tune_path == "none") p.tune_path.clear();
@@ -193,7 +219,8 @@ GemmPlan::GemmPlan(const GemmDesc& desc, const GemmOptions& options) : impl_(std
   }
   FLUX_CHECK_ARG(options.max_sms >= 0, "flux gemm: max_sms ", options.max_sms, " (expected >= 0; 0 = all SMs)");
   for (const GemmConfigInfo& c : gemm_configs()) {
-    gemm::KernelInfo info = gemm::prepare_kernel(desc.dtype, desc.layout, static_cast<gemm::ConfigId>(c.id), p.limits.device);
+    gemm::KernelInfo info = gemm::prepare_kernel(desc.dtype, desc.layout, static_cast<gemm::ConfigId>(c.id),
+                                                 gemm::GemmOutput::kFinal, p.limits.device);
     FLUX_CHECK(info.smem_bytes <= p.limits.smem_per_block_optin, "config ", c.name, " needs ", info.smem_bytes,
                " bytes of shared memory; the device allows ", p.limits.smem_per_block_optin);
     FLUX_CHECK(info.max_active_clusters > 0, "config ", c.name, " cannot be resident on device ", p.limits.device);
@@ -206,6 +233,15 @@ GemmPlan::GemmPlan(const GemmDesc& desc, const GemmOptions& options) : impl_(std
     }
     p.kernels.push_back(info);
     p.max_active_clusters.push_back(clusters);
+    int partial_clusters = 0;
+    if (c.split_k) {
+      gemm::KernelInfo part = gemm::prepare_kernel(desc.dtype, desc.layout, static_cast<gemm::ConfigId>(c.id),
+                                                   gemm::GemmOutput::kPartial, p.limits.device);
+      FLUX_CHECK(part.max_active_clusters > 0, "config ", c.name, " (split-K) cannot be resident on device ", p.limits.device);
+      partial_clusters = part.max_active_clusters;
+      if (options.max_sms > 0) partial_clusters = std::min(partial_clusters, options.max_sms / (c.cluster_m * c.cluster_n));
+    }
+    p.max_active_clusters_partial.push_back(partial_clusters);
   }
   detail::DeviceGuard guard(p.limits.device);
   FLUX_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&p.status), sizeof(DeviceStatus)));
@@ -213,7 +249,9 @@ GemmPlan::GemmPlan(const GemmDesc& desc, const GemmOptions& options) : impl_(std
 }
 
 GemmPlan::~GemmPlan() {
-  if (impl_ && impl_->status) (void)cudaFree(impl_->status);
+  if (!impl_) return;
+  if (impl_->status) (void)cudaFree(impl_->status);
+  for (auto& [stream, buffer] : impl_->workspaces) (void)cudaFree(buffer);
 }
 GemmPlan::GemmPlan(GemmPlan&&) noexcept = default;
 GemmPlan& GemmPlan::operator=(GemmPlan&&) noexcept = default;
@@ -225,7 +263,7 @@ std::string GemmPlan::resolved_options() const {
   return detail::cat("config=", p.forced_config >= 0 ? gemm_configs()[p.forced_config].name : "auto", " raster=",
                      p.raster == Raster::kAuto ? "auto" : (p.raster == Raster::kRowMajor ? "row" : "col"),
                      " swizzle=", p.swizzle, " max_sms=", p.options.max_sms, " wait_timeout_ns=", p.timeout_ns,
-                     " chaos_seed=", p.chaos_seed, " tune_cache=", p.tune.size() ? p.tune.digest() : std::string("none"));
+                     " chaos_seed=", p.chaos_seed, " split_k=", p.split_k, " tune_cache=", p.tune.size() ? p.tune.digest() : std::string("none"));
 }
 const DeviceLimits& GemmPlan::device_limits() const { return impl_->limits; }
 DeviceStatus* GemmPlan::device_status() const { return impl_->status; }
@@ -233,18 +271,24 @@ DeviceStatus* GemmPlan::device_status() const { return impl_->status; }
 GemmSelection GemmPlan::select(int64_t m) const {
   const Impl& p = *impl_;
   FLUX_CHECK_ARG(m >= 1 && m <= kMaxDim, "flux gemm: M = ", m, " is out of range (expected 1 <= M < 2^31)");
-  GemmSelection sel = select_gemm_config(m, p.desc.n, p.desc.k, p.limits, p.max_active_clusters);
-  if (p.forced_config < 0 && p.tune.size() > 0) {
+  GemmSelection sel = select_gemm_config(m, p.desc.n, p.desc.k, p.limits, p.max_active_clusters, p.split_k);
+  if (p.forced_config < 0 && p.split_k == 0 && p.tune.size() > 0) {
     gemm::TuneKey key{p.desc.dtype, p.desc.layout, p.desc.n, p.desc.k,
                       p.options.max_sms > 0 ? p.options.max_sms : p.limits.sm_count, gemm::TuneCache::m_bucket(m)};
-    if (const gemm::TuneChoice* c = p.tune.find(key)) gemm::apply_tune_choice(*c, m, p.desc.n, p.tune_path, &sel);
+    if (const gemm::TuneChoice* c = p.tune.find(key)) {
+      gemm::apply_tune_choice(*c, m, p.desc.n, p.desc.k, p.tune_path, &sel);
+    }
   }
-  if (p.forced_config >= 0 && p.forced_config != sel.config.id) {
-    // Re-run the order choice for the forced config with the heuristic's raster rule.
+  if (p.forced_config >= 0 && (p.forced_config != sel.config.id || sel.splits != std::max(p.split_k, 1))) {
+    // The forced config, split as forced (never split by the heuristic: a forced config is run as named),
+    // with the heuristic's raster rule.
     sel.config = gemm_configs()[p.forced_config];
+    sel.splits = std::max(p.split_k, 1);
+    sel.predicted_us = 0.0;
     sel.tiles_m = (m + sel.config.tile_m - 1) / sel.config.tile_m;
     sel.tiles_n = (p.desc.n + sel.config.tile_n - 1) / sel.config.tile_n;
-    sel.reason = detail::cat("forced config ", sel.config.name, " (FLUX_GEMM_CONFIG / GemmOptions::config); ", sel.reason);
+    sel.reason = detail::cat("forced config ", sel.config.name, " (FLUX_GEMM_CONFIG / GemmOptions::config), split-K ",
+                             sel.splits, "; ", sel.reason);
   }
   if (p.raster != Raster::kAuto) {
     sel.raster = p.raster;
@@ -257,8 +301,13 @@ GemmSelection GemmPlan::select(int64_t m) const {
   return sel;
 }
 
+int64_t GemmPlan::workspace_bytes(int64_t m) const {
+  const GemmSelection sel = select(m);
+  return sel.splits > 1 ? int64_t(sel.splits) * m * impl_->desc.n * int64_t(sizeof(float)) : 0;
+}
+
 void GemmPlan::run(const GemmArgs& args, cudaStream_t stream) const {
-  const Impl& p = *impl_;
+  Impl& p = *impl_;
   validate_gemm_args(p.desc, args);
   int current = -1;
   FLUX_CUDA_CHECK(cudaGetDevice(&current));
@@ -266,6 +315,41 @@ void GemmPlan::run(const GemmArgs& args, cudaStream_t stream) const {
                  p.limits.device, " (expected the plan's device to be current)");
 
   GemmSelection sel = select(args.m);
+  float* workspace = nullptr;
+  if (sel.splits > 1) {
+    const int64_t needed = int64_t(sel.splits) * args.m * p.desc.n * int64_t(sizeof(float));
+    if (args.workspace != nullptr) {
+      FLUX_CHECK_ARG(args.workspace_bytes >= needed, "flux gemm: workspace of ", args.workspace_bytes,
+                     " bytes for a split-K ", sel.splits, " call with M = ", args.m, " (expected at least ", needed,
+                     " bytes: GemmPlan::workspace_bytes(M))");
+      workspace = static_cast<float*>(args.workspace);
+    } else {
+      std::lock_guard<std::mutex> lock(p.workspace_mu);
+      auto it = p.workspaces.find(stream);
+      if (it != p.workspaces.end()) {
+        workspace = static_cast<float*>(it->second);
+      } else {
+        cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+        FLUX_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
+        if (capture == cudaStreamCaptureStatusNone) {
+          const int64_t bound = split_k_workspace_bound(p.limits);
+          FLUX_CHECK(needed <= bound, "split-K workspace ", needed, " bytes exceeds its bound ", bound);
+          void* buffer = nullptr;
+          FLUX_CUDA_CHECK(cudaMalloc(&buffer, static_cast<size_t>(bound)));
+          p.workspaces.emplace(stream, buffer);
+          workspace = static_cast<float*>(buffer);
+        }
+      }
+    }
+    if (workspace == nullptr) {
+      // Captured before any eager split-K call on this stream: no memory may be allocated now, so run the
+      // same config unsplit (same tiles, so the hooks' flags mean the same; right, possibly slower). Pass
+      // GemmArgs::workspace, or run once eagerly on the stream, to capture the split.
+      sel.splits = 1;
+      sel.reason = detail::cat("unsplit (captured with no split-K workspace for this stream); ", sel.reason);
+    }
+  }
+
   TileOrderSpec spec = args.order ? *args.order : p.options.order;
   if (args.order) validate_tile_order_spec(spec);
   spec.raster = spec.raster != Raster::kAuto ? spec.raster : sel.raster;
@@ -279,6 +363,8 @@ void GemmPlan::run(const GemmArgs& args, cudaStream_t stream) const {
   launch.b = args.b;
   launch.bias = args.bias;
   launch.c = args.c;
+  launch.splits = sel.splits;
+  launch.workspace = workspace;
   launch.order = make_tile_order_map(args.m, p.desc.n, sel.config, spec);
   launch.device = p.limits.device;
   if (args.wait.flags != nullptr) {
@@ -306,10 +392,34 @@ void GemmPlan::run(const GemmArgs& args, cudaStream_t stream) const {
     launch.publish.tiles_n = static_cast<int32_t>(sel.tiles_n);
     launch.publish.chaos_seed = p.chaos_seed;
   }
-  int64_t units = launch.order.total_units();
-  launch.num_clusters = static_cast<int>(std::min<int64_t>(units, p.max_active_clusters[sel.config.id]));
+  const int64_t items = launch.order.total_units() * sel.splits;
+  const bool split = sel.splits > 1;
+  launch.num_clusters = static_cast<int>(std::min<int64_t>(
+      items, split ? p.max_active_clusters_partial[sel.config.id] : p.max_active_clusters[sel.config.id]));
   launch.programmatic = args.after_resident_helper;
-  gemm::launch_kernel(p.desc.dtype, p.desc.layout, static_cast<gemm::ConfigId>(sel.config.id), launch, stream);
+  if (!split) {
+    gemm::launch_kernel(p.desc.dtype, p.desc.layout, static_cast<gemm::ConfigId>(sel.config.id), gemm::GemmOutput::kFinal,
+                        launch, stream);
+    return;
+  }
+  // Split-K: the GEMM writes fp32 partials (no bias, no publish); the reduction sums them in slice order,
+  // adds the bias, stores C and publishes each tile after its stores.
+  gemm::SplitKReduceLaunch reduce;
+  reduce.dtype = p.desc.dtype;
+  reduce.m = args.m;
+  reduce.n = p.desc.n;
+  reduce.splits = sel.splits;
+  reduce.tile_m = sel.config.tile_m;
+  reduce.tile_n = sel.config.tile_n;
+  reduce.workspace = workspace;
+  reduce.bias = args.bias;
+  reduce.c = args.c;
+  reduce.publish = launch.publish;
+  launch.publish = gemm::kernel::PublishHookParams{};
+  launch.bias = nullptr;
+  gemm::launch_kernel(p.desc.dtype, p.desc.layout, static_cast<gemm::ConfigId>(sel.config.id), gemm::GemmOutput::kPartial,
+                      launch, stream);
+  gemm::launch_split_k_reduce(reduce, stream);
 }
 
 void GemmPlan::check_status() const {

@@ -1,10 +1,11 @@
 // src/gemm/gemm_config.cpp — the config table and the one heuristic that picks among them.
 //
 // The heuristic is a pure function of (M, N, K) and the device limits, so CPU tests check it.
-// Model: a persistent kernel runs ceil(units / concurrent clusters) waves; each wave costs one CTA
-// tile's work divided by the config's measured throughput (kRelativeRate, below). The config with
-// the least predicted time wins; ties go to the earlier config. Device limits (SM count, cluster
-// occupancy) come from the device.
+// Model: a persistent kernel runs ceil(work items / concurrent clusters) waves, each costing one
+// item's k-steps at the slower of its MMA and its loads, bounded below by the bytes over HBM; split-K
+// adds its reduction (predict(), below, with the reasons for each term). The (config, split) with the
+// least predicted time wins; ties go to the earlier config and to no split. Device limits (SM count,
+// cluster occupancy) come from the device.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -28,6 +29,7 @@ const std::vector<GemmConfigInfo>& gemm_configs() {
       info.cluster_m = s.cluster_m;
       info.cluster_n = s.cluster_n;
       info.pingpong = s.pingpong;
+      info.split_k = s.split_k;
       out.push_back(info);
     }
     return out;
@@ -50,6 +52,31 @@ namespace {
 //                                  tiles waste fewer rows (M <= 64)
 constexpr double kRelativeRate[gemm::kNumConfigs] = {1.00, 1.04, 1.00, 1.00};
 
+// The time model (microseconds), for a config and a split factor S:
+//   work items  = units x S (a unit is one cluster's tiles; each item runs K / S)
+//   waves       = ceil(items / concurrent clusters)
+//   item time   = k-steps x max(MMA time of a k-step, load time of a k-step on one SM)
+//                 (+ the exposed epilogue of cooperative configs; ping-pong hides it behind the other
+//                 math group)
+//   GEMM        = max(fill + waves x item time, bytes of A, B, C (and the partials) / HBM bandwidth)
+//   split-K     + the reduction: a second kernel (fixed cost) reading S fp32 partials per element.
+// The MMA time of a k-step is the tile's full work even when M is smaller than the tile (WGMMA computes
+// all 64-row groups), which is why small M is decided by the load and memory terms, and why splitting K
+// pays there: S times the SMs stream B, each 1/S of it.
+// Constants: the large-M terms keep the fitted relative rates above; the absolute rate and bandwidths are
+// H200 figures (989 TFLOP/s dense bf16 / fp16 peak, 132 SMs; HBM3e 4.8 TB/s peak), derated to what the
+// core reaches (~700 TFLOP/s on the suite, ~4 TB/s streaming). The per-SM load rate and the fixed costs
+// are first estimates to be refitted on the corpus's tune half (docs/NOTES.md).
+constexpr double kSmFlopsPerUs = 5.3e6;      // FLOP per microsecond per SM at rate 1.00
+constexpr double kSmBytesPerUs = 1.6e5;      // bytes per microsecond one SM's TMA loads sustain (from L2)
+constexpr double kHbmBytesPerUs = 4.0e6;     // bytes per microsecond from HBM, whole GPU
+constexpr double kFillUs = 1.0;              // first loads' latency before the first MMA
+constexpr double kCoopEpilogueUs = 0.3;      // per item, cooperative configs only
+constexpr double kReduceFixedUs = 2.0;       // launch and drain of the split-K reduction kernel
+// Split only if it is predicted this much faster than not splitting (split-K costs a workspace and a
+// second kernel; keep it for clear wins).
+constexpr double kSplitMinGain = 0.05;
+
 // Tile order of ping-pong configs: row-major bands of 8 unit rows. On the fitting sweep it was the best
 // order of 128x128 ping-pong on average (0.6% from each shape's best, worst 1.6%); column-major bands
 // lost up to 8% at M = 8192 with a large B, plain row-major (bands of 1) up to 44%.
@@ -63,39 +90,99 @@ int32_t pow2_at_most(int64_t limit, int32_t cap) {
   return s;
 }
 
+struct Prediction {
+  double us = 0.0;
+  int64_t units = 0, waves = 0, concurrent = 0;
+};
+
+Prediction predict(const GemmConfigInfo& c, int64_t m, int64_t n, int64_t k, int32_t splits, int64_t concurrent) {
+  Prediction p;
+  const int64_t tiles_m = ceil_div(m, c.tile_m), tiles_n = ceil_div(n, c.tile_n);
+  p.units = ceil_div(tiles_m, c.cluster_m) * ceil_div(tiles_n, c.cluster_n);
+  p.concurrent = std::max<int64_t>(concurrent, 1);
+  p.waves = ceil_div(p.units * splits, p.concurrent);
+  const double es = 2.0;  // bf16 / fp16
+  const double ksteps = double(ceil_div(k / splits, c.tile_k));
+  const double mma_us = 2.0 * c.tile_m * c.tile_n * c.tile_k / (kSmFlopsPerUs * kRelativeRate[c.id]);
+  const double rows = double(std::min<int64_t>(m, c.tile_m));
+  const double load_us = (rows + c.tile_n) * c.tile_k * es / kSmBytesPerUs;
+  double item_us = ksteps * std::max(mma_us, load_us) + (c.pingpong ? 0.0 : kCoopEpilogueUs);
+  double compute_us = kFillUs + double(p.waves) * item_us;
+  double bytes = (double(m) * k + double(n) * k + double(m) * n) * es;
+  if (splits > 1) bytes += double(splits) * m * n * 4.0;  // partials written
+  p.us = std::max(compute_us, bytes / kHbmBytesPerUs);
+  if (splits > 1) p.us += kReduceFixedUs + (double(splits) * m * n * 4.0 + double(m) * n * es) / kHbmBytesPerUs;
+  return p;
+}
+
 }  // namespace
 
+bool split_k_divides(int64_t k, int32_t splits) {
+  return splits >= 1 && k % splits == 0 && (k / splits) % 8 == 0;
+}
+
+int64_t split_k_workspace_bound(const DeviceLimits& limits) {
+  int64_t bound = 0;
+  for (const GemmConfigInfo& c : gemm_configs()) {
+    // At most two waves of items: splits x units <= 2 x sm_count / cluster size, and each unit covers
+    // cluster_m x cluster_n tiles of tile_m x tile_n fp32 elements per slice.
+    if (c.split_k) bound = std::max<int64_t>(bound, int64_t(2) * limits.sm_count * c.tile_m * c.tile_n * 4);
+  }
+  return bound;
+}
+
 GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLimits& limits,
-                                 const std::vector<int>& max_active_clusters) {
+                                 const std::vector<int>& max_active_clusters, int32_t split_k) {
   FLUX_CHECK_ARG(m >= 1 && n >= 1 && k >= 1, "flux gemm: select_gemm_config needs m, n, k >= 1 (got m=", m,
                  " n=", n, " k=", k, ")");
   FLUX_CHECK_ARG(limits.sm_count > 0, "flux gemm: device limits have sm_count ", limits.sm_count,
                  " (expected the device's multiprocessor count)");
+  FLUX_CHECK_ARG(split_k >= 0 && split_k <= kMaxSplitK, "flux gemm: split_k ", split_k, " (expected 0 = auto, 1 = off, or 2..",
+                 kMaxSplitK, ")");
+  FLUX_CHECK_ARG(split_k <= 1 || split_k_divides(k, split_k), "flux gemm: split_k ", split_k, " does not divide K = ", k,
+                 " into slices of a multiple of 8 (expected S with K % S == 0 and (K / S) % 8 == 0)");
   const auto& configs = gemm_configs();
   int best = -1;
-  double best_time = 0.0;
-  int64_t best_waves = 0, best_units = 0, best_concurrent = 0;
+  int32_t best_splits = 1;
+  Prediction best_p;
+  double best_unsplit_us = 0.0;
   for (const GemmConfigInfo& c : configs) {
-    int64_t tiles_m = ceil_div(m, c.tile_m), tiles_n = ceil_div(n, c.tile_n);
-    int64_t units = ceil_div(tiles_m, c.cluster_m) * ceil_div(tiles_n, c.cluster_n);
     int64_t concurrent = limits.sm_count / (c.cluster_m * c.cluster_n);
     if (static_cast<size_t>(c.id) < max_active_clusters.size() && max_active_clusters[c.id] > 0) {
       concurrent = max_active_clusters[c.id];
     }
-    int64_t waves = ceil_div(units, std::max<int64_t>(concurrent, 1));
-    double tile_work = double(c.tile_m) * c.tile_n;  // per CTA; K is common to all configs
-    double time = double(waves) * tile_work / kRelativeRate[c.id];
-    if (best < 0 || time < best_time * (1.0 - 1e-9)) {
-      best = c.id;
-      best_time = time;
-      best_waves = waves;
-      best_units = units;
-      best_concurrent = concurrent;
+    std::vector<int32_t> candidates;
+    if (split_k > 1) {
+      if (c.split_k) candidates.push_back(split_k);
+    } else {
+      candidates.push_back(1);
+      if (split_k == 0 && c.split_k) {
+        const int64_t units = ceil_div(ceil_div(m, c.tile_m), c.cluster_m) * ceil_div(ceil_div(n, c.tile_n), c.cluster_n);
+        for (int32_t s = 2; s <= kMaxSplitK; ++s) {
+          if (!split_k_divides(k, s) || k / s < kMinSplitKDepth) continue;
+          if (units * s > 2 * concurrent) break;  // the workspace bound (split_k_workspace_bound)
+          candidates.push_back(s);
+        }
+      }
+    }
+    for (int32_t s : candidates) {
+      Prediction p = predict(c, m, n, k, s, concurrent);
+      if (s == 1 && (best < 0 || p.us < best_unsplit_us)) best_unsplit_us = p.us;
+      const double bar = s > 1 ? 1.0 - kSplitMinGain : 1.0 - 1e-9;
+      if (best < 0 || p.us < best_p.us * bar) {
+        best = c.id;
+        best_splits = s;
+        best_p = p;
+      }
     }
   }
+  FLUX_CHECK_ARG(best >= 0, "flux gemm: split_k ", split_k, " forced, but no config can split K (configs with split_k: ",
+                 "see gemm_configs())");
   const GemmConfigInfo& c = configs[best];
   GemmSelection sel;
   sel.config = c;
+  sel.splits = best_splits;
+  sel.predicted_us = best_p.us;
   sel.tiles_m = ceil_div(m, c.tile_m);
   sel.tiles_n = ceil_div(n, c.tile_n);
   int64_t units_m = ceil_div(sel.tiles_m, c.cluster_m), units_n = ceil_div(sel.tiles_n, c.cluster_n);
@@ -109,15 +196,18 @@ GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLi
     sel.raster = units_n >= units_m ? Raster::kColMajor : Raster::kRowMajor;
     int64_t minor = sel.raster == Raster::kColMajor ? units_n : units_m;
     int32_t swizzle = 1;
-    while (swizzle * 2 <= 8 && int64_t(swizzle) * 2 * swizzle * 2 <= best_concurrent && swizzle * 2 <= minor) {
+    while (swizzle * 2 <= 8 && int64_t(swizzle) * 2 * swizzle * 2 <= best_p.concurrent && swizzle * 2 <= minor) {
       swizzle *= 2;
     }
     sel.swizzle = swizzle;
   }
-  sel.reason = detail::cat("heuristic: ", c.name, " predicted fastest (waves x tile work / measured rate): ",
-                           best_units, " units in ", best_waves, " waves of ", best_concurrent, " clusters; raster ",
+  sel.reason = detail::cat("heuristic: ", c.name, best_splits > 1 ? detail::cat(" split-K ", best_splits) : std::string(),
+                           " predicted fastest (", best_p.us, " us; time model in gemm_config.cpp): ", best_p.units,
+                           " units", best_splits > 1 ? detail::cat(" x ", best_splits, " slices") : std::string(), " in ",
+                           best_p.waves, " waves of ", best_p.concurrent, " clusters; raster ",
                            sel.raster == Raster::kColMajor ? "col" : "row", " (", units_m, "x", units_n,
-                           " units), swizzle ", sel.swizzle);
+                           " units), swizzle ", sel.swizzle,
+                           best_splits > 1 ? detail::cat("; unsplit best ", best_unsplit_us, " us") : std::string());
   return sel;
 }
 

@@ -14,12 +14,17 @@
 
 namespace flux::gemm {
 
+// What the epilogue writes: C in the input dtype (+ bias), or fp32 split-K partials to a workspace.
+enum class GemmOutput : int32_t { kFinal = 0, kPartial = 1 };
+
 struct KernelLaunch {
   int64_t m = 0, n = 0, k = 0;
   const void* a = nullptr;
   const void* b = nullptr;
   const void* bias = nullptr;
   void* c = nullptr;
+  int32_t splits = 1;         // kPartial: K is cut into `splits` slices (K / splits a multiple of 8)
+  float* workspace = nullptr;  // kPartial: [splits, m, n] fp32 partial products
   TileOrderMap order{};
   kernel::WaitHookParams wait{};
   kernel::PublishHookParams publish{};
@@ -34,18 +39,19 @@ struct KernelInfo {
   int max_active_clusters = 0;  // cudaOccupancyMaxActiveClusters on this device
 };
 
-// Defined once per instantiation. prepare() raises the kernel's dynamic shared-memory limit on
+// Defined once per instantiation (kPartial only for configs with ConfigShape::split_k). prepare() raises the kernel's dynamic shared-memory limit on
 // `device` and measures cluster occupancy; launch() encodes the TMA descriptors and launches.
 // Both throw flux::Error subclasses with the failing call in the text.
-template <DType kDType, WeightLayout kLayout, ConfigId kConfig>
+template <DType kDType, WeightLayout kLayout, ConfigId kConfig, GemmOutput kOutput>
 KernelInfo sm90_gemm_prepare(int device);
 
-template <DType kDType, WeightLayout kLayout, ConfigId kConfig>
+template <DType kDType, WeightLayout kLayout, ConfigId kConfig, GemmOutput kOutput>
 void sm90_gemm_launch(const KernelLaunch& launch, cudaStream_t stream);
 
-// Runtime dispatch over the 16 instantiations (gemm_dispatch.cpp).
-KernelInfo prepare_kernel(DType dtype, WeightLayout layout, ConfigId config, int device);
-void launch_kernel(DType dtype, WeightLayout layout, ConfigId config, const KernelLaunch& launch,
+// Runtime dispatch over the instantiations (gemm_dispatch.cpp); an output kind a config was not
+// compiled for is an Unsupported error naming it.
+KernelInfo prepare_kernel(DType dtype, WeightLayout layout, ConfigId config, GemmOutput output, int device);
+void launch_kernel(DType dtype, WeightLayout layout, ConfigId config, GemmOutput output, const KernelLaunch& launch,
                    cudaStream_t stream);
 
 }  // namespace flux::gemm

@@ -81,10 +81,10 @@ int64_t TuneCache::m_bucket(int64_t m) {
 }
 
 std::string TuneCache::build_id() {
-  std::string table = "flux-gemm-configs-v1";
+  std::string table = "flux-gemm-configs-v2";
   for (const ConfigShape& c : kConfigShapes) {
     table += detail::cat("|", c.name, ":", c.tile_m, "x", c.tile_n, "x", c.tile_k, "c", c.cluster_m, "x", c.cluster_n,
-                         c.pingpong ? "p" : "c");
+                         c.pingpong ? "p" : "c", c.split_k ? "s" : "");
   }
   return runtime::to_hex(runtime::sha256(table)).substr(0, 16);
 }
@@ -131,6 +131,8 @@ TuneCache TuneCache::load(const std::string& path, const std::string& gpu, int s
       FLUX_CHECK_ARG(r == "row" || r == "col", "raster '", r, "'");
       choice.raster = r == "col" ? Raster::kColMajor : Raster::kRowMajor;
       choice.swizzle = static_cast<int32_t>(std::stol(f.at("swizzle")));
+      choice.splits = f.count("splits") ? static_cast<int32_t>(std::stol(f.at("splits"))) : 1;
+      FLUX_CHECK_ARG(choice.splits >= 1 && choice.splits <= kMaxSplitK, "splits ", choice.splits);
       choice.ms = f.count("ms") ? std::stod(f.at("ms")) : 0.0;
     } catch (const std::exception& e) {
       throw InvalidArgument(detail::cat("flux tune cache: ", path, ":", number, ": bad entry (", e.what(), ")"));
@@ -152,7 +154,7 @@ void TuneCache::save(const std::string& path, const std::string& gpu, int sm_cou
     out << "{\"dtype\": \"" << to_string(key.dtype) << "\", \"layout\": \"" << to_string(key.layout)
         << "\", \"n\": " << key.n << ", \"k\": " << key.k << ", \"sms\": " << key.sms << ", \"m_bucket\": " << key.m_bucket
         << ", \"config\": \"" << escape(c.config) << "\", \"raster\": \"" << raster_name(c.raster)
-        << "\", \"swizzle\": " << c.swizzle << ", \"ms\": " << ms << "}\n";
+        << "\", \"swizzle\": " << c.swizzle << ", \"splits\": " << c.splits << ", \"ms\": " << ms << "}\n";
   }
   FLUX_CHECK_ARG(out.good(), "flux tune cache: writing '", path, "' failed");
 }
@@ -166,21 +168,25 @@ std::string TuneCache::digest() const {
   std::string all;
   for (const auto& [key, c] : entries_) {
     all += detail::cat(int(key.dtype), ",", int(key.layout), ",", key.n, ",", key.k, ",", key.sms, ",", key.m_bucket, "=",
-                       c.config, ",", int(c.raster), ",", c.swizzle, ";");
+                       c.config, ",", int(c.raster), ",", c.swizzle, ",", c.splits, ";");
   }
   return runtime::to_hex(runtime::sha256(all)).substr(0, 16);
 }
 
-bool apply_tune_choice(const TuneChoice& choice, int64_t m, int64_t n, const std::string& source, GemmSelection* sel) {
+bool apply_tune_choice(const TuneChoice& choice, int64_t m, int64_t n, int64_t k, const std::string& source,
+                       GemmSelection* sel) {
   for (const GemmConfigInfo& c : gemm_configs()) {
     if (choice.config != c.name) continue;
+    if (choice.splits > 1 && (!c.split_k || !split_k_divides(k, choice.splits))) return false;
     sel->config = c;
     sel->tiles_m = (m + c.tile_m - 1) / c.tile_m;
     sel->tiles_n = (n + c.tile_n - 1) / c.tile_n;
     sel->raster = choice.raster;
     sel->swizzle = choice.swizzle;
+    sel->splits = choice.splits;
+    sel->predicted_us = 0.0;
     sel->reason = detail::cat("tune cache ", source, ": ", c.name, " raster ", raster_name(choice.raster), " swizzle ",
-                              choice.swizzle, " (measured ", choice.ms, " ms)");
+                              choice.swizzle, " splits ", choice.splits, " (measured ", choice.ms, " ms)");
     return true;
   }
   return false;

@@ -36,6 +36,8 @@ TEST(GemmConfig, TableIsConsistent) {
     if (!c.pingpong) {
       EXPECT_GE(c.tile_m, 128) << c.name;
     }
+    // Split-K runs on the ping-pong configs (the small-M ones); the cooperative ones are whole-K only.
+    EXPECT_EQ(c.split_k, c.pingpong) << c.name;
     std::string expect = std::to_string(c.tile_m) + "x" + std::to_string(c.tile_n) + "x" + std::to_string(c.tile_k);
     EXPECT_EQ(std::string(c.name).rfind(expect, 0), 0u) << "name must spell the tile: " << c.name;
   }
@@ -102,6 +104,58 @@ TEST(GemmConfig, PingpongSwizzleIsBoundedByTheRows) {
   flux::GemmSelection s = flux::select_gemm_config(300, 24576, 4096, h200_like());
   ASSERT_TRUE(s.config.pingpong) << s.reason;
   EXPECT_EQ(s.swizzle, 2);
+}
+
+TEST(GemmConfig, SplitKForDecodeNotForLargeM) {
+  const auto limits = h200_like();
+  // Decode: 16 or 8 units on 132 SMs, B streamed by a few SMs: split.
+  for (int64_t m : {1, 8, 32}) {
+    flux::GemmSelection s = flux::select_gemm_config(m, 4096, 4096, limits);
+    EXPECT_GT(s.splits, 1) << s.reason;
+    EXPECT_TRUE(s.config.split_k) << s.reason;
+    EXPECT_NE(s.reason.find("split-K"), std::string::npos) << s.reason;
+  }
+  // Many waves: never split.
+  for (int64_t m : {4096, 8192}) {
+    EXPECT_EQ(flux::select_gemm_config(m, 8192, 8192, limits).splits, 1);
+  }
+  // split_k = 1: off.
+  EXPECT_EQ(flux::select_gemm_config(1, 4096, 4096, limits, {}, 1).splits, 1);
+}
+
+TEST(GemmConfig, EverySplitIsValidAndWithinTheWorkspaceBound) {
+  const auto limits = h200_like();
+  const int64_t bound = flux::split_k_workspace_bound(limits);
+  EXPECT_GT(bound, 0);
+  int split = 0;
+  for (int64_t m : {1, 2, 7, 33, 64, 127, 200, 333, 512, 1000, 2048}) {
+    for (int64_t n : {8, 264, 1536, 4096, 6144, 28672}) {
+      for (int64_t k : {8, 520, 1000, 4096, 8192, 14728, 28672}) {
+        flux::GemmSelection s = flux::select_gemm_config(m, n, k, limits);
+        if (s.splits == 1) continue;
+        ++split;
+        EXPECT_TRUE(flux::split_k_divides(k, s.splits)) << s.reason;
+        EXPECT_GE(k / s.splits, flux::kMinSplitKDepth) << s.reason;
+        EXPECT_LE(s.splits, flux::kMaxSplitK) << s.reason;
+        EXPECT_TRUE(s.config.split_k) << s.reason;
+        EXPECT_LE(int64_t(s.splits) * m * n * 4, bound) << s.reason;
+      }
+    }
+  }
+  EXPECT_GT(split, 20);
+}
+
+TEST(GemmConfig, ForcedSplitK) {
+  const auto limits = h200_like();
+  flux::GemmSelection s = flux::select_gemm_config(1000, 1024, 4096, limits, {}, 8);
+  EXPECT_EQ(s.splits, 8);
+  EXPECT_TRUE(s.config.split_k);
+  EXPECT_TRUE(flux::split_k_divides(4096, 8));
+  EXPECT_FALSE(flux::split_k_divides(4096, 3));
+  EXPECT_FALSE(flux::split_k_divides(1000, 8));  // 125 is not a multiple of 8
+  EXPECT_THROW(flux::select_gemm_config(16, 1024, 4096, limits, {}, 3), flux::InvalidArgument);
+  EXPECT_THROW(flux::select_gemm_config(16, 1024, 4096, limits, {}, flux::kMaxSplitK + 1), flux::InvalidArgument);
+  EXPECT_THROW(flux::select_gemm_config(16, 1024, 4096, limits, {}, -1), flux::InvalidArgument);
 }
 
 TEST(GemmConfig, HeuristicRejectsBadInput) {

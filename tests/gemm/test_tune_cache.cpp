@@ -107,7 +107,7 @@ TEST(TuneCache, ACachedChoiceReplacesTheHeuristicsTilesAndOrder) {
   const flux::GemmSelection heuristic = flux::select_gemm_config(3000, 1000, 4096, limits);
   flux::GemmSelection sel = heuristic;
   TuneChoice c{"256x128x64_coop_c1x2", flux::Raster::kColMajor, 2, 0.5};
-  ASSERT_TRUE(flux::gemm::apply_tune_choice(c, 3000, 1000, "test.jsonl", &sel));
+  ASSERT_TRUE(flux::gemm::apply_tune_choice(c, 3000, 1000, 4096, "test.jsonl", &sel));
   EXPECT_STREQ(sel.config.name, "256x128x64_coop_c1x2");
   EXPECT_EQ(sel.tiles_m, (3000 + 255) / 256);
   EXPECT_EQ(sel.tiles_n, (1000 + 127) / 128);
@@ -116,8 +116,38 @@ TEST(TuneCache, ACachedChoiceReplacesTheHeuristicsTilesAndOrder) {
   EXPECT_NE(sel.reason.find("tune cache test.jsonl"), std::string::npos) << sel.reason;
   flux::GemmSelection unchanged = heuristic;
   EXPECT_FALSE(flux::gemm::apply_tune_choice(TuneChoice{"512x512_unknown", flux::Raster::kRowMajor, 1, 0}, 3000, 1000,
-                                             "x", &unchanged));
+                                             4096, "x", &unchanged));
   EXPECT_STREQ(unchanged.config.name, heuristic.config.name);
+}
+
+TEST(TuneCache, ACachedSplitIsAppliedOnlyWhereItIsPossible) {
+  flux::DeviceLimits limits;
+  limits.sm_count = 132;
+  flux::GemmSelection sel = flux::select_gemm_config(16, 4096, 4096, limits);
+  TuneChoice split{"64x256x64_pingpong_c2x1", flux::Raster::kRowMajor, 1, 0.01, 4};
+  ASSERT_TRUE(flux::gemm::apply_tune_choice(split, 16, 4096, 4096, "t", &sel));
+  EXPECT_EQ(sel.splits, 4);
+  EXPECT_NE(sel.reason.find("splits 4"), std::string::npos) << sel.reason;
+  // A config without partial-output kernels, or a K the split does not divide into multiples of 8.
+  flux::GemmSelection other = flux::select_gemm_config(16, 4096, 4096, limits);
+  EXPECT_FALSE(flux::gemm::apply_tune_choice(TuneChoice{"128x256x64_coop_c2x1", flux::Raster::kRowMajor, 1, 0.01, 4}, 16,
+                                             4096, 4096, "t", &other));
+  EXPECT_FALSE(flux::gemm::apply_tune_choice(split, 16, 4096, 4104, "t", &other));
+  EXPECT_EQ(other.splits, flux::select_gemm_config(16, 4096, 4096, limits).splits);
+}
+
+TEST(TuneCache, SplitsRoundTripThroughTheFile) {
+  const std::string path = ::testing::TempDir() + "/flux_tune_splits.jsonl";
+  TuneCache cache;
+  cache.put(flux::gemm::TuneKey{flux::DType::kFP16, flux::WeightLayout::kKN, 4096, 4096, 132, 16},
+            TuneChoice{"128x128x64_pingpong_c1x2", flux::Raster::kRowMajor, 2, 0.02, 8});
+  cache.save(path, "G", 132);
+  TuneCache back = TuneCache::load(path, "G", 132, nullptr);
+  const TuneChoice* c = back.find(flux::gemm::TuneKey{flux::DType::kFP16, flux::WeightLayout::kKN, 4096, 4096, 132, 16});
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->splits, 8);
+  EXPECT_EQ(back.digest(), cache.digest());
+  std::remove(path.c_str());
 }
 
 }  // namespace

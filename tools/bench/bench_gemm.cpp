@@ -8,7 +8,8 @@
 // flux, ...) timed with CUDA events, each round on the next of several input sets whose total size
 // is more than twice the L2; the median over rounds is reported. Before timing, each implementation's
 // output (poisoned first) is checked on sampled rows against an fp64 reference.
-// --sweep adds every config x raster x swizzle (impl "flux_sweep") to tune the heuristic.
+// --sweep adds every config x raster x swizzle, and every split-K factor of the split-capable configs
+// (impl "flux_sweep", with "splits"), to fit the heuristic.
 // --corpus tune|test|all runs the rows of that half of the shape corpus (bench/corpus/gemm_corpus.csv,
 // --corpus-file; --corpus-every N keeps every N-th row) instead of the suite, and summarises per half and
 // per M regime.
@@ -48,6 +49,7 @@ struct Measured {
   std::string config;  // flux rows
   std::string raster;
   int swizzle = 0;
+  int splits = 1;
   std::string algo;  // cublas row
   double median_ms = 0, p10_ms = 0, p90_ms = 0;
   double max_rel_err = NAN;
@@ -60,7 +62,7 @@ struct Measured {
 int run_gemm_bench(const std::vector<std::string>& argv, const std::string& command_line) {
   Args args(argv,
             {"--dtypes", "--layout", "--shapes", "--warmup", "--iters", "--json", "--sweep-iters", "--check-rows",
-             "--corpus", "--corpus-file", "--corpus-every"},
+             "--corpus", "--corpus-file", "--corpus-every", "--corpus-max-m"},
             {"--sweep", "--no-check", "--bias", "--list-configs", "--attribution"});
   if (args.flag("--list-configs")) {
     for (const GemmConfigInfo& c : gemm_configs()) std::printf("%s\n", c.name);
@@ -196,10 +198,12 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
       results[0].config = sel.config.name;
       results[0].raster = raster_name(sel.raster);
       results[0].swizzle = sel.swizzle;
+      results[0].splits = sel.splits;
       results[1].impl = "flux_hooks";
       results[1].config = sel.config.name;
       results[1].raster = raster_name(sel.raster);
       results[1].swizzle = sel.swizzle;
+      results[1].splits = sel.splits;
       results[2].impl = "cublas";
       results[2].algo = cublas.candidate_name(cublas.chosen());
       verify(results[0], [&] { plan.run(gemm_args(0), stream); });
@@ -255,24 +259,39 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
         std::vector<std::unique_ptr<GemmPlan>> plans;
         std::vector<Measured> sweep_results;
         std::vector<tools::TimedRun> sweep_runs;
+        auto add_variant = [&](const GemmConfigInfo& cfg, const GemmOptions& o) {
+          plans.push_back(std::make_unique<GemmPlan>(desc, o));
+          GemmPlan* p = plans.back().get();
+          const GemmSelection vs = p->select(m);
+          Measured r;
+          r.impl = "flux_sweep";
+          r.config = cfg.name;
+          r.raster = raster_name(o.order.raster != Raster::kAuto ? o.order.raster : vs.raster);
+          r.swizzle = o.order.swizzle != 0 ? o.order.swizzle : vs.swizzle;
+          r.splits = vs.splits;
+          verify(r, [&] { p->run(gemm_args(0), stream); });
+          sweep_results.push_back(r);
+          sweep_runs.push_back({cfg.name, [&, p](int) { p->run(gemm_args(next_set()), stream); }});
+        };
         for (const GemmConfigInfo& cfg : gemm_configs()) {
           for (Raster raster : {Raster::kRowMajor, Raster::kColMajor}) {
             for (int32_t swz : {1, 2, 4, 8}) {
               GemmOptions o;
               o.config = cfg.name;
+              o.split_k = 1;
               o.order.raster = raster;
               o.order.swizzle = swz;
-              plans.push_back(std::make_unique<GemmPlan>(desc, o));
-              GemmPlan* p = plans.back().get();
-              Measured r;
-              r.impl = "flux_sweep";
-              r.config = cfg.name;
-              r.raster = raster_name(raster);
-              r.swizzle = swz;
-              verify(r, [&] { p->run(gemm_args(0), stream); });
-              sweep_results.push_back(r);
-              sweep_runs.push_back({cfg.name, [&, p](int) { p->run(gemm_args(next_set()), stream); }});
+              add_variant(cfg, o);
             }
+          }
+          // Split-K variants in the heuristic's tile order (the order matters little with few tiles).
+          if (!cfg.split_k) continue;
+          for (int32_t splits = 2; splits <= kMaxSplitK; ++splits) {
+            if (!split_k_divides(k, splits) || k / splits < kMinSplitKDepth) continue;
+            GemmOptions o;
+            o.config = cfg.name;
+            o.split_k = splits;
+            add_variant(cfg, o);
           }
         }
         sweep_runs.push_back({"cublas", [&](int) { cublas.run(gemm_args(next_set()), stream); }});
@@ -290,8 +309,8 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
                 .add("k", k).add("world_size", 1).add("median_ms", r.median_ms).add("tflops", flops / r.median_ms / 1e9)
                 .add("max_rel_err", r.checked ? std::optional<double>(r.max_rel_err) : std::nullopt)
                 .add("layout", to_string(layout)).add("config", r.config).add("raster", r.raster)
-                .add("swizzle", r.swizzle).add("cublas_ms", cublas_ms).add("vs_cublas", cublas_ms / r.median_ms)
-                .add("iters", sweep_iters).add("gpu", limits.name).add("date", date).add("command", command_line);
+                .add("swizzle", r.swizzle).add("splits", r.splits).add("cublas_ms", cublas_ms)
+                .add("vs_cublas", cublas_ms / r.median_ms).add("iters", sweep_iters).add("gpu", limits.name).add("date", date).add("command", command_line);
             *json << line.str() << "\n";
           }
         }
@@ -309,7 +328,7 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
           if (r.impl == "cublas") {
             line.add("algo", r.algo);
           } else {
-            line.add("config", r.config).add("raster", r.raster).add("swizzle", r.swizzle)
+            line.add("config", r.config).add("raster", r.raster).add("swizzle", r.swizzle).add("splits", r.splits)
                 .add("vs_cublas", cublas_ms / r.median_ms);
             if (r.impl == "flux") line.add("reason", sel.reason);
           }

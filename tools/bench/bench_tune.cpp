@@ -2,8 +2,8 @@
 // write the tuning cache (src/gemm/tune_cache.h) that FLUX_TUNE_CACHE points plans at.
 //
 // For each dtype, shape and SM budget (--max-sms: 0 = all SMs; fused ops run the core on fewer, e.g. 124
-// beside an 8-SM helper): every compiled config x raster (row, col) x swizzle (1, 2, 4, 8), plus the
-// heuristic's own choice, are checked against an fp64 reference on sampled rows (outputs poisoned first;
+// beside an 8-SM helper): every compiled config x raster (row, col) x swizzle (1, 2, 4, 8), every split-K
+// factor of the split-capable configs, plus the heuristic's own choice, are checked against an fp64 reference on sampled rows (outputs poisoned first;
 // a candidate that fails is dropped) and timed side by side (interleaved rounds, each call on the next of
 // several input sets larger than twice the L2, CUDA events, medians). The fastest goes into the cache
 // under (dtype, layout, N, K, SMs, M bucket). Tune on the corpus's tune half (--corpus tune) only: the
@@ -31,7 +31,7 @@ namespace flux::bench {
 int run_tune_bench(const std::vector<std::string>& argv, const std::string& command_line) {
   (void)command_line;
   Args args(argv,
-            {"--dtypes", "--layout", "--shapes", "--corpus", "--corpus-file", "--corpus-every", "--max-sms", "--iters",
+            {"--dtypes", "--layout", "--shapes", "--corpus", "--corpus-file", "--corpus-every", "--corpus-max-m", "--max-sms", "--iters",
              "--warmup", "--out"},
             {"--merge"});
   const std::string out = args.get("--out", "");
@@ -99,6 +99,7 @@ int run_tune_bench(const std::vector<std::string>& argv, const std::string& comm
           cand.choice.config = sel.config.name;
           cand.choice.raster = o.order.raster == Raster::kAuto ? sel.raster : o.order.raster;
           cand.choice.swizzle = o.order.swizzle == 0 ? sel.swizzle : o.order.swizzle;
+          cand.choice.splits = sel.splits;
           cand.heuristic = heuristic;
           // Correctness first: a candidate that computes the wrong product is never a choice.
           GemmArgs g;
@@ -126,10 +127,19 @@ int run_tune_bench(const std::vector<std::string>& argv, const std::string& comm
             for (int32_t swz : {1, 2, 4, 8}) {
               GemmOptions o = base;
               o.config = cfg.name;
+              o.split_k = 1;
               o.order.raster = raster;
               o.order.swizzle = swz;
               add(o, false);
             }
+          }
+          if (!cfg.split_k) continue;
+          for (int32_t splits = 2; splits <= kMaxSplitK; ++splits) {
+            if (!split_k_divides(k, splits) || k / splits < kMinSplitKDepth) continue;
+            GemmOptions o = base;
+            o.config = cfg.name;
+            o.split_k = splits;
+            add(o, false);
           }
         }
         FLUX_CHECK(!candidates.empty(), "no candidate computed the right product for ", m, "x", n, "x", k);
@@ -160,10 +170,11 @@ int run_tune_bench(const std::vector<std::string>& argv, const std::string& comm
         cache.put(gemm::TuneKey{dtype, layout, n, k, sms, gemm::TuneCache::m_bucket(m)}, candidates[best].choice);
         ++tuned;
         improved += candidates[best].choice.ms < heuristic_ms * 0.99;
-        std::printf("%ldx%ldx%ld %s sms %d: %s raster %s swizzle %d %.4f ms (heuristic %.4f ms, %.3fx)\n", long(m),
-                    long(n), long(k), to_string(dtype), sms, candidates[best].choice.config.c_str(),
+        std::printf("%ldx%ldx%ld %s sms %d: %s raster %s swizzle %d splits %d %.4f ms (heuristic %.4f ms, %.3fx)\n",
+                    long(m), long(n), long(k), to_string(dtype), sms, candidates[best].choice.config.c_str(),
                     candidates[best].choice.raster == Raster::kColMajor ? "col" : "row", candidates[best].choice.swizzle,
-                    candidates[best].choice.ms, heuristic_ms, heuristic_ms / candidates[best].choice.ms);
+                    candidates[best].choice.splits, candidates[best].choice.ms, heuristic_ms,
+                    heuristic_ms / candidates[best].choice.ms);
         std::fflush(stdout);
       }
     }

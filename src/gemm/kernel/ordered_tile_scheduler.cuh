@@ -3,14 +3,18 @@
 // A static persistent tile scheduler for CUTLASS 3.x sm90 GemmUniversal kernels (cooperative and
 // ping-pong) that visits output tiles in the order given by flux::TileOrderMap (flux/tile_order.h)
 // instead of CUTLASS's fixed raster. One "unit" is one cluster's worth of tiles
-// (cluster_m x cluster_n); cluster c of the launch takes units c, c + num_clusters, ...
+// (cluster_m x cluster_n); cluster c of the launch takes work items c, c + num_clusters, ...
+//
+// Split-K (GemmSelection::splits = S > 1) runs the GEMM as a batch of S problems over K/S each
+// (L = S, see sm90_gemm_kernel.cuh); work item w is unit w / S of the tile order, split (L) w % S, so
+// the S splits of a tile are consecutive and the tile order of the units is kept.
 //
 // Launch geometry (set by the launcher, sm90_gemm_kernel.cuh): grid = (cluster_m, cluster_n,
 // num_clusters) with cluster dims (cluster_m, cluster_n, 1), so blockIdx.z is the cluster index and
 // (blockIdx.x, blockIdx.y) the CTA's place inside its cluster.
 //
 // It implements the subset of CUTLASS's scheduler interface the two sm90 TMA warp-specialized
-// kernel layers call (no stream-K, no split-K, no dynamic CLC scheduling).
+// kernel layers call (no in-kernel stream-K / split-K fixup, no dynamic CLC scheduling).
 #pragma once
 
 #include <cstdint>
@@ -42,12 +46,14 @@ class OrderedTileScheduler {
 
   struct Arguments {
     TileOrderMap order{};
+    int32_t splits = 1;  // L of the batched problem: split-K factor (1 = whole K)
   };
 
   struct Params {
     TileOrderMap order{};
     int32_t cluster_m = 1;
     int32_t cluster_n = 1;
+    int32_t splits = 1;
   };
 
   // Required by the kernel layers' type aliases; no dynamic scheduling pipeline is used.
@@ -66,6 +72,7 @@ class OrderedTileScheduler {
                                         Arguments const& args, Rest...) {
     Params params;
     params.order = args.order;
+    params.splits = args.splits;
     params.cluster_m = int32_t(cute::size<0>(ClusterShape{}));
     params.cluster_n = int32_t(cute::size<1>(ClusterShape{}));
     return params;
@@ -81,7 +88,9 @@ class OrderedTileScheduler {
     return cutlass::Status::kSuccess;
   }
 
-  CUTLASS_HOST_DEVICE static bool can_implement(Arguments const& args) { return args.order.swizzle >= 1; }
+  CUTLASS_HOST_DEVICE static bool can_implement(Arguments const& args) {
+    return args.order.swizzle >= 1 && args.splits >= 1;
+  }
 
   CUTLASS_DEVICE explicit OrderedTileScheduler(Params const& params) : params_(params) {
 #if defined(__CUDA_ARCH__)
@@ -90,16 +99,20 @@ class OrderedTileScheduler {
 #endif
   }
 
+  CUTLASS_DEVICE uint64_t total_work() const { return uint64_t(params_.order.total_units()) * uint64_t(params_.splits); }
+
   CUTLASS_DEVICE WorkTileInfo get_current_work() const {
-    if (linear_ >= uint64_t(params_.order.total_units())) return WorkTileInfo::invalid_work_tile();
-    UnitCoord unit = params_.order.unit_at(int64_t(linear_));
+    if (linear_ >= total_work()) return WorkTileInfo::invalid_work_tile();
+    const uint64_t splits = uint64_t(params_.splits);
+    UnitCoord unit = params_.order.unit_at(int64_t(linear_ / splits));
+    const int32_t split = int32_t(linear_ % splits);
 #if defined(__CUDA_ARCH__)
     int32_t cta_m = int32_t(blockIdx.x);
     int32_t cta_n = int32_t(blockIdx.y);
 #else
     int32_t cta_m = 0, cta_n = 0;
 #endif
-    return {unit.m * params_.cluster_m + cta_m, unit.n * params_.cluster_n + cta_n, 0, true};
+    return {unit.m * params_.cluster_m + cta_m, unit.n * params_.cluster_n + cta_n, split, true};
   }
 
   template <class ClusterShape>
@@ -120,7 +133,7 @@ class OrderedTileScheduler {
   }
 
   CUTLASS_DEVICE bool is_last_tile(WorkTileInfo const&, uint32_t advance_count = 1) const {
-    return linear_ + stride_ * advance_count >= uint64_t(params_.order.total_units());
+    return linear_ + stride_ * advance_count >= total_work();
   }
 
   CUTLASS_HOST_DEVICE static bool valid_warpgroup_in_work_tile(WorkTileInfo const&) { return true; }

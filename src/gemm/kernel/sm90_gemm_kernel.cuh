@@ -6,7 +6,14 @@
 //              scheduled by OrderedTileScheduler (ordered_tile_scheduler.cuh)
 //   kernel   : cutlass::gemm::kernel::GemmUniversal over those pieces
 //   entry    : sm90_gemm_prepare / sm90_gemm_launch (declared in src/gemm/gemm_launch.h), explicitly
-//              instantiated once per (dtype, layout, config) by the generated sm90_gemm_*.cu files.
+//              instantiated once per (dtype, layout, config, output) by the generated sm90_gemm_*.cu files.
+//   output   : kFinal writes C in the input dtype (+ bias); kPartial (split-K) writes fp32 partial
+//              products of S slices of K to a workspace [S, M, N] that split_k_reduce.cu sums in
+//              split order (bias there), so split-K results are bitwise reproducible.
+//
+// Split-K is a batched problem: L = S slices, slice l of A is columns [l K/S, (l + 1) K/S) (batch
+// stride K/S elements, row stride K), likewise for B; the plan only splits when K/S is a multiple of 8
+// (16-byte aligned slices for TMA).
 //
 // Assumptions: sm_90a (built with -gencode=arch=compute_90a,code=sm_90a; GemmPlan refuses other
 // devices), A/B/C/bias 16-byte aligned with N, K multiples of 8 (validated by the plan).
@@ -57,13 +64,16 @@ struct LayoutBOf<WeightLayout::kKN> {
   using type = cutlass::layout::RowMajor;
 };
 
-template <DType kDType, WeightLayout kLayout, ConfigId kConfig>
+template <DType kDType, WeightLayout kLayout, ConfigId kConfig, GemmOutput kOutput>
 struct Sm90Gemm {
   static constexpr ConfigShape kShape = config_shape(kConfig);
   static constexpr int kAlignment = 8;  // elements: 16 bytes of bf16 / fp16, what TMA needs
+  static constexpr bool kPartial = kOutput == GemmOutput::kPartial;
 
   using Element = typename ElementOf<kDType>::type;
   using ElementAccumulator = float;
+  using ElementD = std::conditional_t<kPartial, float, Element>;
+  static constexpr int kAlignmentD = 16 / int(sizeof(ElementD));
   using LayoutA = cutlass::layout::RowMajor;
   using LayoutB = typename LayoutBOf<kLayout>::type;
   using LayoutC = cutlass::layout::RowMajor;
@@ -75,14 +85,15 @@ struct Sm90Gemm {
   using EpilogueSchedule = std::conditional_t<kShape.pingpong, cutlass::epilogue::TmaWarpSpecialized,
                                               cutlass::epilogue::TmaWarpSpecializedCooperative>;
 
-  // D = acc + bias[n] (bias pointer null: + 0); no C operand is read.
-  using FusionOp = cutlass::epilogue::fusion::LinCombPerColBias<Element, ElementAccumulator, Element, void,
-                                                                ElementAccumulator>;
+  // kFinal: D = acc + bias[n] (bias pointer null: + 0); kPartial: D = acc in fp32. No C operand is read.
+  using FusionOp = std::conditional_t<
+      kPartial, cutlass::epilogue::fusion::LinearCombination<float, ElementAccumulator, void, ElementAccumulator>,
+      cutlass::epilogue::fusion::LinCombPerColBias<Element, ElementAccumulator, Element, void, ElementAccumulator>>;
 
   using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
       cutlass::epilogue::collective::EpilogueTileAuto, ElementAccumulator, ElementAccumulator, void, LayoutC,
-      kAlignment, Element, LayoutC, kAlignment, EpilogueSchedule, FusionOp>::CollectiveOp;
+      kAlignmentD, ElementD, LayoutC, kAlignmentD, EpilogueSchedule, FusionOp>::CollectiveOp;
 
   using CollectiveMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Element, LayoutA, kAlignment, Element, LayoutB,
@@ -91,7 +102,7 @@ struct Sm90Gemm {
           sizeof(typename CollectiveEpilogue::SharedStorage))>,
       MainloopSchedule>::CollectiveOp;
 
-  using Kernel = cutlass::gemm::kernel::GemmUniversal<cute::Shape<int, int, int>, WaitBeforeLoad<CollectiveMainloop>,
+  using Kernel = cutlass::gemm::kernel::GemmUniversal<cute::Shape<int, int, int, int>, WaitBeforeLoad<CollectiveMainloop>,
                                                       PublishAfterStore<CollectiveEpilogue>, OrderedTileSchedulerTag>;
 
   static_assert(Kernel::SharedStorageSize <= 227 * 1024, "GEMM core config exceeds the sm_90 shared-memory budget");
@@ -126,9 +137,9 @@ cudaLaunchConfig_t cluster_launch_config(dim3 grid, cudaLaunchAttribute* attribu
 
 }  // namespace kernel
 
-template <DType kDType, WeightLayout kLayout, ConfigId kConfig>
+template <DType kDType, WeightLayout kLayout, ConfigId kConfig, GemmOutput kOutput>
 KernelInfo sm90_gemm_prepare(int device) {
-  using G = kernel::Sm90Gemm<kDType, kLayout, kConfig>;
+  using G = kernel::Sm90Gemm<kDType, kLayout, kConfig, kOutput>;
   using Kernel = typename G::Kernel;
   detail::DeviceGuard guard(device);
   auto* entry = &cutlass::device_kernel<Kernel>;
@@ -147,37 +158,48 @@ KernelInfo sm90_gemm_prepare(int device) {
   return info;
 }
 
-template <DType kDType, WeightLayout kLayout, ConfigId kConfig>
+template <DType kDType, WeightLayout kLayout, ConfigId kConfig, GemmOutput kOutput>
 void sm90_gemm_launch(const KernelLaunch& launch, cudaStream_t stream) {
-  using G = kernel::Sm90Gemm<kDType, kLayout, kConfig>;
+  using G = kernel::Sm90Gemm<kDType, kLayout, kConfig, kOutput>;
   using Kernel = typename G::Kernel;
   using Element = typename G::Element;
   using Mainloop = typename Kernel::CollectiveMainloop;
   using Epilogue = typename Kernel::CollectiveEpilogue;
 
+  const int splits = G::kPartial ? launch.splits : 1;
+  FLUX_CHECK(splits >= 1 && launch.k % splits == 0 && (launch.k / splits) % 8 == 0,
+             "GEMM core: split-K factor ", splits, " does not divide K = ", launch.k, " into multiples of 8");
+  FLUX_CHECK(!G::kPartial || (launch.workspace != nullptr && launch.publish.mode == kernel::kPublishNone),
+             "GEMM core: a split-K launch needs a workspace and publishes from the reduction, not the GEMM");
   const int m = static_cast<int>(launch.m), n = static_cast<int>(launch.n), k = static_cast<int>(launch.k);
+  const int ks = k / splits;  // K of each slice
   typename Kernel::Arguments args{};
   args.mode = cutlass::gemm::GemmUniversalMode::kGemm;
-  args.problem_shape = {m, n, k};
+  args.problem_shape = {m, n, ks, splits};
   args.mainloop.ptr_A = static_cast<Element const*>(launch.a);
   args.mainloop.dA = cutlass::make_cute_packed_stride(typename Mainloop::StrideA{}, cute::make_shape(m, k, 1));
   args.mainloop.ptr_B = static_cast<Element const*>(launch.b);
   args.mainloop.dB = cutlass::make_cute_packed_stride(typename Mainloop::StrideB{}, cute::make_shape(n, k, 1));
+  // Slice l starts ks columns of A (and ks rows of B's K) after slice l - 1; the row strides stay those
+  // of the whole matrices.
+  cute::get<2>(args.mainloop.dA) = int64_t(ks);
+  cute::get<2>(args.mainloop.dB) = kLayout == WeightLayout::kNK ? int64_t(ks) : int64_t(ks) * n;
   args.mainloop.wait = launch.wait;
   args.epilogue.thread.alpha = 1.0f;
   args.epilogue.thread.beta = 0.0f;
-  args.epilogue.thread.bias_ptr = static_cast<Element const*>(launch.bias);
+  if constexpr (!G::kPartial) args.epilogue.thread.bias_ptr = static_cast<Element const*>(launch.bias);
   args.epilogue.ptr_C = nullptr;
-  args.epilogue.dC = cutlass::make_cute_packed_stride(typename Epilogue::StrideC{}, cute::make_shape(m, n, 1));
-  args.epilogue.ptr_D = static_cast<Element*>(launch.c);
-  args.epilogue.dD = cutlass::make_cute_packed_stride(typename Epilogue::StrideD{}, cute::make_shape(m, n, 1));
+  args.epilogue.dC = cutlass::make_cute_packed_stride(typename Epilogue::StrideC{}, cute::make_shape(m, n, splits));
+  args.epilogue.ptr_D = static_cast<typename G::ElementD*>(G::kPartial ? launch.workspace : launch.c);
+  args.epilogue.dD = cutlass::make_cute_packed_stride(typename Epilogue::StrideD{}, cute::make_shape(m, n, splits));
   args.epilogue.publish = launch.publish;
   args.hw_info.device_id = launch.device;
   args.hw_info.sm_count = launch.num_clusters * G::kShape.cluster_m * G::kShape.cluster_n;
   args.scheduler.order = launch.order;
+  args.scheduler.splits = splits;
 
   FLUX_CHECK(Kernel::can_implement(args), "CUTLASS rejected a GEMM the plan validated (m=", m, " n=", n, " k=", k,
-             " config ", G::kShape.name, ")");
+             " splits=", splits, " config ", G::kShape.name, ")");
   typename Kernel::Params params = Kernel::to_underlying_arguments(args, nullptr);
 
   cudaLaunchAttribute attributes[2] = {};

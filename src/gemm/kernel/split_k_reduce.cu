@@ -1,0 +1,109 @@
+// src/gemm/kernel/split_k_reduce.cu — see src/gemm/split_k_reduce.h.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "src/common/check.h"
+#include "src/device/signal.cuh"
+#include "src/gemm/split_k_reduce.h"
+
+namespace flux::gemm {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kVec = 4;  // fp32 partials per 16-byte load; N is a multiple of 8
+
+template <class T>
+__device__ __forceinline__ void store4(T* dst, const float (&f)[kVec]);
+template <>
+__device__ __forceinline__ void store4<__nv_bfloat16>(__nv_bfloat16* dst, const float (&f)[kVec]) {
+  __nv_bfloat162 h[2] = {__floats2bfloat162_rn(f[0], f[1]), __floats2bfloat162_rn(f[2], f[3])};
+  *reinterpret_cast<uint2*>(dst) = *reinterpret_cast<const uint2*>(h);
+}
+template <>
+__device__ __forceinline__ void store4<__half>(__half* dst, const float (&f)[kVec]) {
+  __half2 h[2] = {__floats2half2_rn(f[0], f[1]), __floats2half2_rn(f[2], f[3])};
+  *reinterpret_cast<uint2*>(dst) = *reinterpret_cast<const uint2*>(h);
+}
+
+template <class T>
+__device__ __forceinline__ float to_float(T v);
+template <>
+__device__ __forceinline__ float to_float<__nv_bfloat16>(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <>
+__device__ __forceinline__ float to_float<__half>(__half v) { return __half2float(v); }
+
+// blockIdx.x: tile column j, blockIdx.y: tile row i.
+template <class T>
+__global__ void __launch_bounds__(kThreads) split_k_reduce_kernel(SplitKReduceLaunch p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+  const int64_t i = blockIdx.y, j = blockIdx.x;
+  const int64_t r0 = i * p.tile_m, c0 = j * p.tile_n;
+  const int64_t r1 = r0 + p.tile_m < p.m ? r0 + p.tile_m : p.m;
+  const int64_t c1 = c0 + p.tile_n < p.n ? c0 + p.tile_n : p.n;
+  const int64_t nvec = (c1 - c0) / kVec;
+  const int64_t total = (r1 - r0) * nvec;
+  const int64_t slice = p.m * p.n;
+  const T* bias = static_cast<const T*>(p.bias);
+  T* c = static_cast<T*>(p.c);
+  for (int64_t e = threadIdx.x; e < total; e += kThreads) {
+    const int64_t row = r0 + e / nvec, col = c0 + (e % nvec) * kVec;
+    const float* src = p.workspace + row * p.n + col;
+    float acc[kVec] = {0.f, 0.f, 0.f, 0.f};
+    // Slice order is the summation order: ((p0 + p1) + p2) + ... The loads are independent (the
+    // compiler issues a batch of them before the adds), the adds are not reordered.
+#pragma unroll 4
+    for (int32_t s = 0; s < p.splits; ++s) {
+      const float4 v = __ldcs(reinterpret_cast<const float4*>(src + s * slice));
+      acc[0] += v.x;
+      acc[1] += v.y;
+      acc[2] += v.z;
+      acc[3] += v.w;
+    }
+    if (bias != nullptr) {
+#pragma unroll
+      for (int q = 0; q < kVec; ++q) acc[q] += to_float<T>(bias[col + q]);
+    }
+    store4<T>(c + row * p.n + col, acc);
+  }
+  if (p.publish.mode == kernel::kPublishNone) return;
+  __syncthreads();  // every thread's stores of this tile precede thread 0's release
+  if (threadIdx.x == 0 && i < p.publish.tiles_m && j < p.publish.tiles_n) {
+    __threadfence_system();
+    device::chaos_delay(p.publish.chaos_seed, uint32_t(i * 7919 + j));
+    if (p.publish.mode == kernel::kPublishTileFlag) {
+      const uint32_t value = p.publish.value_ptr != nullptr ? *p.publish.value_ptr : p.publish.value;
+      device::st_release_sys(p.publish.flags + i * p.publish.tiles_n + j, value);
+    } else {
+      device::red_add_release_sys(p.publish.flags + i, 1u);
+    }
+  }
+}
+
+}  // namespace
+
+void launch_split_k_reduce(const SplitKReduceLaunch& p, cudaStream_t stream) {
+  FLUX_CHECK(p.splits >= 1 && p.m >= 1 && p.n % 8 == 0 && p.tile_n % kVec == 0 && p.tile_m >= 1 &&
+                 p.workspace != nullptr && p.c != nullptr,
+             "split-K reduce: bad launch (m ", p.m, " n ", p.n, " splits ", p.splits, " tile ", p.tile_m, "x", p.tile_n,
+             ")");
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(static_cast<unsigned>((p.n + p.tile_n - 1) / p.tile_n),
+                        static_cast<unsigned>((p.m + p.tile_m - 1) / p.tile_m), 1);
+  config.blockDim = dim3(kThreads, 1, 1);
+  config.stream = stream;
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  if (p.dtype == DType::kBF16) {
+    FLUX_CUDA_CHECK(cudaLaunchKernelEx(&config, &split_k_reduce_kernel<__nv_bfloat16>, p));
+  } else {
+    FLUX_CUDA_CHECK(cudaLaunchKernelEx(&config, &split_k_reduce_kernel<__half>, p));
+  }
+  FLUX_CUDA_CHECK_LAUNCH("split_k_reduce_kernel");
+}
+
+}  // namespace flux::gemm
