@@ -21,7 +21,7 @@ CONFIGS = [  # id, name, tile_m, tile_n, tile_k, cluster_m, cluster_n, pingpong,
     (0, "128x256x64_coop_c2x1", 128, 256, 64, 2, 1, False, False),
     (1, "128x128x64_pingpong_c1x2", 128, 128, 64, 1, 2, True, True),
     (2, "256x128x64_coop_c1x2", 256, 128, 64, 1, 2, False, False),
-    (3, "64x256x64_pingpong_c2x1", 64, 256, 64, 2, 1, True, True),
+    (3, "64x256x64_pingpong_c1x2", 64, 256, 64, 1, 2, True, True),
 ]
 RATE = [1.00, 1.04, 1.00, 1.00]
 MAX_SPLIT, MIN_DEPTH = 16, 256

@@ -10,7 +10,7 @@ step gemm_tests.log 180 compute-sanitizer --tool memcheck --error-exitcode 9 flu
   --gtest_filter='SplitKGpu.SanitizerSmallCase:GemmCoreGpu.SanitizerSmallCase'
 if [ "${SWEEP_EVERY:-6}" != 0 ]; then
   step sweep.log 260 flux-bench gemm --corpus tune --corpus-every "${SWEEP_EVERY:-6}" --corpus-max-m 2048 --sweep \
-    --dtypes bf16 --iters 10 --warmup 2 --sweep-iters 10 --json "$out/sweep_tune.jsonl"
+    --dtypes bf16 --iters 20 --warmup 2 --sweep-iters 10 --json "$out/sweep_tune.jsonl"
 fi
 if [ "${TEST_EVERY:-3}" != 0 ]; then
   step corpus.log 300 flux-bench gemm --corpus test --corpus-every "${TEST_EVERY:-3}" --dtypes bf16,fp16 --iters 20 \

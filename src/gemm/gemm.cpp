@@ -156,9 +156,16 @@ struct GemmPlan::Impl {
   gemm::TuneCache tune;
   DeviceStatus* status = nullptr;         // device memory, one record
   // Split-K workspaces, one per stream the plan has run a split-K call on (so calls on different
-  // streams never share one), each split_k_workspace_bound() bytes.
+  // streams never share one), each split_k_workspace_bound() bytes or what a forced split needed, and
+  // the reduction's arrival counters (used when it publishes; they return to zero after every call).
+  struct Workspace {
+    void* ptr = nullptr;
+    int64_t bytes = 0;
+    uint32_t* arrivals = nullptr;  // the split-K reduction's per-tile arrival counters
+    int64_t counters = 0;
+  };
   std::mutex workspace_mu;
-  std::map<cudaStream_t, void*> workspaces;
+  std::map<cudaStream_t, Workspace> workspaces;
 };
 
 GemmPlan::GemmPlan(const GemmDesc& desc, const GemmOptions& options) : impl_(std::make_unique<Impl>()) {
@@ -251,7 +258,10 @@ GemmPlan::GemmPlan(const GemmDesc& desc, const GemmOptions& options) : impl_(std
 GemmPlan::~GemmPlan() {
   if (!impl_) return;
   if (impl_->status) (void)cudaFree(impl_->status);
-  for (auto& [stream, buffer] : impl_->workspaces) (void)cudaFree(buffer);
+  for (auto& [stream, buffer] : impl_->workspaces) {
+    (void)cudaFree(buffer.ptr);
+    (void)cudaFree(buffer.arrivals);
+  }
 }
 GemmPlan::GemmPlan(GemmPlan&&) noexcept = default;
 GemmPlan& GemmPlan::operator=(GemmPlan&&) noexcept = default;
@@ -316,35 +326,58 @@ void GemmPlan::run(const GemmArgs& args, cudaStream_t stream) const {
 
   GemmSelection sel = select(args.m);
   float* workspace = nullptr;
+  uint32_t* arrivals = nullptr;
   if (sel.splits > 1) {
     const int64_t needed = int64_t(sel.splits) * args.m * p.desc.n * int64_t(sizeof(float));
+    const bool publish = args.publish.mode != PublishMode::kNone;
     if (args.workspace != nullptr) {
       FLUX_CHECK_ARG(args.workspace_bytes >= needed, "flux gemm: workspace of ", args.workspace_bytes,
                      " bytes for a split-K ", sel.splits, " call with M = ", args.m, " (expected at least ", needed,
                      " bytes: GemmPlan::workspace_bytes(M))");
       workspace = static_cast<float*>(args.workspace);
-    } else {
+    }
+    if (workspace == nullptr || publish) {
+      // The plan's own buffers for this stream: the partials (unless the caller gave them) and the per-tile
+      // arrival counters of a publishing reduction (zero when allocated; the reduction leaves them zero).
+      const int64_t counters = sel.tiles_m * sel.tiles_n;
       std::lock_guard<std::mutex> lock(p.workspace_mu);
       auto it = p.workspaces.find(stream);
-      if (it != p.workspaces.end()) {
-        workspace = static_cast<float*>(it->second);
-      } else {
+      const bool fits = it != p.workspaces.end() && (workspace != nullptr || it->second.bytes >= needed) &&
+                        it->second.counters >= counters;
+      if (!fits) {
         cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
         FLUX_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
         if (capture == cudaStreamCaptureStatusNone) {
-          const int64_t bound = split_k_workspace_bound(p.limits);
-          FLUX_CHECK(needed <= bound, "split-K workspace ", needed, " bytes exceeds its bound ", bound);
-          void* buffer = nullptr;
-          FLUX_CUDA_CHECK(cudaMalloc(&buffer, static_cast<size_t>(bound)));
-          p.workspaces.emplace(stream, buffer);
-          workspace = static_cast<float*>(buffer);
+          Impl::Workspace w;
+          // The heuristic's splits fit the bounds; a forced split of a large M may need more.
+          w.bytes = std::max(split_k_workspace_bound(p.limits), needed);
+          w.counters = std::max<int64_t>(4 * p.limits.sm_count, counters);
+          if (it != p.workspaces.end()) {
+            w.bytes = std::max(w.bytes, it->second.bytes);
+            w.counters = std::max(w.counters, it->second.counters);
+            FLUX_CUDA_CHECK(cudaFree(it->second.ptr));  // synchronizes: no call still uses it
+            FLUX_CUDA_CHECK(cudaFree(it->second.arrivals));
+            p.workspaces.erase(it);
+          }
+          FLUX_CUDA_CHECK(cudaMalloc(&w.ptr, static_cast<size_t>(w.bytes)));
+          FLUX_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&w.arrivals), static_cast<size_t>(w.counters) * 4));
+          FLUX_CUDA_CHECK(cudaMemset(w.arrivals, 0, static_cast<size_t>(w.counters) * 4));
+          it = p.workspaces.emplace(stream, w).first;
+        } else {
+          it = p.workspaces.end();
         }
+      }
+      if (it != p.workspaces.end()) {
+        if (workspace == nullptr) workspace = static_cast<float*>(it->second.ptr);
+        arrivals = it->second.arrivals;
+      } else {
+        workspace = nullptr;
       }
     }
     if (workspace == nullptr) {
       // Captured before any eager split-K call on this stream: no memory may be allocated now, so run the
       // same config unsplit (same tiles, so the hooks' flags mean the same; right, possibly slower). Pass
-      // GemmArgs::workspace, or run once eagerly on the stream, to capture the split.
+      // GemmArgs::workspace (and, when publishing, run once eagerly on the stream) to capture the split.
       sel.splits = 1;
       sel.reason = detail::cat("unsplit (captured with no split-K workspace for this stream); ", sel.reason);
     }
@@ -412,6 +445,7 @@ void GemmPlan::run(const GemmArgs& args, cudaStream_t stream) const {
   reduce.tile_m = sel.config.tile_m;
   reduce.tile_n = sel.config.tile_n;
   reduce.workspace = workspace;
+  reduce.arrivals = arrivals;
   reduce.bias = args.bias;
   reduce.c = args.c;
   reduce.publish = launch.publish;

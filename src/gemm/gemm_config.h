@@ -12,8 +12,10 @@
 //       quantizes worse than M in 256-wide tiles; A is multicast across the pair;
 //   128x128x64 ping-pong, cluster 1x2: smaller tiles give more tiles per SM at small M (better
 //       wave quantization) and ping-pong hides the epilogue behind the other group's MMA;
-//   64x256x64 ping-pong, cluster 2x1: for the smallest M (decode-like), where 128-row tiles waste
-//       half their rows.
+//   64x256x64 ping-pong, cluster 1x2: for the smallest M (decode-like), where 128-row tiles waste
+//       half their rows; the pair of CTAs spans N (A multicast), so at M <= 64 both CTAs of a cluster
+//       have a real tile. (Until 2026-12-01 this config was clustered 2x1, along M: at M <= 64 the
+//       second CTA of every cluster held a padding tile, half the SMs idle at decode.)
 // Split-K (the two ping-pong configs): with few tiles (M <= a few hundred) the persistent grid leaves
 // most SMs idle and each CTA streams a long K; cutting K into S slices gives S times the CTAs, each
 // streaming 1/S of B, and a reduction sums the fp32 partials in slice order (deterministic). The
@@ -28,7 +30,7 @@ enum class ConfigId : int32_t {
   k128x256x64CoopC2x1 = 0,
   k128x128x64PingpongC1x2 = 1,
   k256x128x64CoopC1x2 = 2,
-  k64x256x64PingpongC2x1 = 3,
+  k64x256x64PingpongC1x2 = 3,
 };
 constexpr int kNumConfigs = 4;
 
@@ -46,7 +48,7 @@ constexpr ConfigShape kConfigShapes[kNumConfigs] = {
     {ConfigId::k128x256x64CoopC2x1, "128x256x64_coop_c2x1", 128, 256, 64, 2, 1, false, false},
     {ConfigId::k128x128x64PingpongC1x2, "128x128x64_pingpong_c1x2", 128, 128, 64, 1, 2, true, true},
     {ConfigId::k256x128x64CoopC1x2, "256x128x64_coop_c1x2", 256, 128, 64, 1, 2, false, false},
-    {ConfigId::k64x256x64PingpongC2x1, "64x256x64_pingpong_c2x1", 64, 256, 64, 2, 1, true, true},
+    {ConfigId::k64x256x64PingpongC1x2, "64x256x64_pingpong_c1x2", 64, 256, 64, 1, 2, true, true},
 };
 
 constexpr const ConfigShape& config_shape(ConfigId id) { return kConfigShapes[static_cast<int>(id)]; }

@@ -2,10 +2,13 @@
 // partials (+ bias), in slice order 0, 1, ..., S-1, so a split-K result is bitwise reproducible from
 // run to run (no atomics, no order that depends on timing).
 //
-// One CTA per tile of C (the GEMM config's tile_m x tile_n), so extension point (c) keeps its meaning
-// under split-K: a tile is published (flag released or M-block counter bumped, as PublishAfterStore
-// does for the unsplit GEMM) by the CTA that stored its final value, after those stores. Plain data
-// only; defined in src/gemm/kernel/split_k_reduce.cu.
+// Grid: tiles of C (the GEMM config's tile_m x tile_n) x row chunks of a tile, one 16-byte load of
+// every slice per thread, so a handful of tiles still spreads over many SMs (one CTA per tile was
+// measured 4x slower than the whole GEMM at 128 x 384 x 2048). Extension point (c) keeps its meaning
+// under split-K: the last chunk CTA of a tile to finish (an arrival counter per tile, zeroed by the
+// plan before the GEMM) publishes it, flag released or M-block counter bumped as PublishAfterStore
+// does for the unsplit GEMM, after every chunk's stores. Plain data only; defined in
+// src/gemm/kernel/split_k_reduce.cu.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -23,6 +26,7 @@ struct SplitKReduceLaunch {
   int32_t splits = 1;
   int32_t tile_m = 0, tile_n = 0;  // the tile grid of C (publish granularity)
   const float* workspace = nullptr;  // [splits, m, n]
+  uint32_t* arrivals = nullptr;      // publish only: tiles_m x tiles_n counters, zero before the launch
   const void* bias = nullptr;        // [n] or nullptr
   void* c = nullptr;                 // [m, n]
   kernel::PublishHookParams publish{};
@@ -32,5 +36,8 @@ struct SplitKReduceLaunch {
 // the first load: it may be scheduled while the GEMM drains, and reads the partials only after the
 // GEMM has completed and flushed them).
 void launch_split_k_reduce(const SplitKReduceLaunch& launch, cudaStream_t stream);
+
+// Rows of a tile one reduction CTA covers (a tile of tile_n columns; what the grid is made of).
+int32_t split_k_reduce_rows_per_cta(int32_t tile_n);
 
 }  // namespace flux::gemm

@@ -9,7 +9,7 @@
 //   {"flux_tune_cache": 1, "gpu": "NVIDIA H200", "sm_count": 132, "build": "<hex>"}
 // then one entry a line:
 //   {"dtype": "bf16", "layout": "nk", "n": 4096, "k": 4096, "sms": 132, "m_bucket": 64,
-//    "config": "64x256x64_pingpong_c2x1", "raster": "row", "swizzle": 1, "splits": 4, "ms": 0.0123}
+//    "config": "64x256x64_pingpong_c1x2", "raster": "row", "swizzle": 1, "splits": 4, "ms": 0.0123}
 #pragma once
 
 #include <cstdint>

@@ -144,7 +144,7 @@ TEST(GemmCoreGpu, WaitBeforeLoadWaitsForACopyEngineProducer) {
   auto write_value = driver_entry<StreamWriteValue32>("cuStreamWriteValue32");
   Stream gemm_stream, copy_stream;
   std::mt19937_64 rng(4242);
-  for (const char* config : {"128x256x64_coop_c2x1", "128x128x64_pingpong_c1x2", "64x256x64_pingpong_c2x1"}) {
+  for (const char* config : {"128x256x64_coop_c2x1", "128x128x64_pingpong_c1x2", "64x256x64_pingpong_c1x2"}) {
     flux::GemmDesc desc{4096, 2048, flux::DType::kFP16, flux::WeightLayout::kNK};
     const int64_t m = 1900;
     GemmProblem p(desc, m, true, rng(), gemm_stream);  // reference from p.a (the data the producer copies)

@@ -35,7 +35,7 @@ TEST(TuneCache, WritesAndReadsBackKeyedByShapeAndSms) {
   TuneKey a{flux::DType::kBF16, flux::WeightLayout::kNK, 4096, 4096, 132, 64};
   TuneKey b = a;
   b.sms = 124;  // a fused op's GEMM budget is another key
-  cache.put(a, TuneChoice{"64x256x64_pingpong_c2x1", flux::Raster::kRowMajor, 1, 0.0123});
+  cache.put(a, TuneChoice{"64x256x64_pingpong_c1x2", flux::Raster::kRowMajor, 1, 0.0123});
   cache.put(b, TuneChoice{"128x128x64_pingpong_c1x2", flux::Raster::kColMajor, 4, 0.0150});
   const std::string path = temp_path("roundtrip");
   cache.save(path, "NVIDIA H200", 132);
@@ -46,7 +46,7 @@ TEST(TuneCache, WritesAndReadsBackKeyedByShapeAndSms) {
   const TuneChoice* ca = back.find(a);
   const TuneChoice* cb = back.find(b);
   ASSERT_TRUE(ca && cb);
-  EXPECT_EQ(ca->config, "64x256x64_pingpong_c2x1");
+  EXPECT_EQ(ca->config, "64x256x64_pingpong_c1x2");
   EXPECT_EQ(cb->raster, flux::Raster::kColMajor);
   EXPECT_EQ(cb->swizzle, 4);
   EXPECT_NEAR(ca->ms, 0.0123, 1e-9);
@@ -124,7 +124,7 @@ TEST(TuneCache, ACachedSplitIsAppliedOnlyWhereItIsPossible) {
   flux::DeviceLimits limits;
   limits.sm_count = 132;
   flux::GemmSelection sel = flux::select_gemm_config(16, 4096, 4096, limits);
-  TuneChoice split{"64x256x64_pingpong_c2x1", flux::Raster::kRowMajor, 1, 0.01, 4};
+  TuneChoice split{"64x256x64_pingpong_c1x2", flux::Raster::kRowMajor, 1, 0.01, 4};
   ASSERT_TRUE(flux::gemm::apply_tune_choice(split, 16, 4096, 4096, "t", &sel));
   EXPECT_EQ(sel.splits, 4);
   EXPECT_NE(sel.reason.find("splits 4"), std::string::npos) << sel.reason;
