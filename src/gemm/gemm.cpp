@@ -166,6 +166,9 @@ struct GemmPlan::Impl {
   };
   std::mutex workspace_mu;
   std::map<cudaStream_t, Workspace> workspaces;
+  std::mutex select_mu;
+  std::map<int64_t, GemmSelection> select_cache;  // by M
+  GemmSelection select_uncached(int64_t m) const;
 };
 
 GemmPlan::GemmPlan(const GemmDesc& desc, const GemmOptions& options) : impl_(std::make_unique<Impl>()) {
@@ -279,8 +282,24 @@ const DeviceLimits& GemmPlan::device_limits() const { return impl_->limits; }
 DeviceStatus* GemmPlan::device_status() const { return impl_->status; }
 
 GemmSelection GemmPlan::select(int64_t m) const {
-  const Impl& p = *impl_;
+  Impl& p = *impl_;
   FLUX_CHECK_ARG(m >= 1 && m <= kMaxDim, "flux gemm: M = ", m, " is out of range (expected 1 <= M < 2^31)");
+  // Selection is a pure function of M for a plan: computed once per M (it builds its reason text, a few
+  // microseconds of host time that a decode-sized GEMM would otherwise pay on every call).
+  {
+    std::lock_guard<std::mutex> lock(p.select_mu);
+    auto it = p.select_cache.find(m);
+    if (it != p.select_cache.end()) return it->second;
+  }
+  GemmSelection sel = p.select_uncached(m);
+  std::lock_guard<std::mutex> lock(p.select_mu);
+  if (p.select_cache.size() >= 4096) p.select_cache.clear();
+  p.select_cache.emplace(m, sel);
+  return sel;
+}
+
+GemmSelection GemmPlan::Impl::select_uncached(int64_t m) const {
+  const Impl& p = *this;
   GemmSelection sel = select_gemm_config(m, p.desc.n, p.desc.k, p.limits, p.max_active_clusters, p.split_k);
   if (p.forced_config < 0 && p.split_k == 0 && p.tune.size() > 0) {
     gemm::TuneKey key{p.desc.dtype, p.desc.layout, p.desc.n, p.desc.k,

@@ -45,6 +45,14 @@ __global__ void fill_random_kernel(T* data, int64_t count, uint64_t seed, float 
   }
 }
 
+__global__ void delay_kernel(uint64_t ns) {
+  uint64_t t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  } while (t - t0 < ns);
+}
+
 __global__ void poison_kernel(uint16_t* data, int64_t count) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x) {
     data[i] = 0xFFFFu;
@@ -170,6 +178,11 @@ void fill_random(void* data, int64_t count, DType dtype, uint64_t seed, float sc
 void poison(void* data, int64_t count, cudaStream_t stream) {
   poison_kernel<<<grid_for(count), 256, 0, stream>>>(static_cast<uint16_t*>(data), count);
   FLUX_CUDA_CHECK_LAUNCH("poison_kernel");
+}
+
+void gpu_delay(uint64_t ns, cudaStream_t stream) {
+  delay_kernel<<<1, 1, 0, stream>>>(ns);
+  FLUX_CUDA_CHECK_LAUNCH("delay_kernel");
 }
 
 void reference_gemm_rows(DType dtype, WeightLayout layout, int64_t n, int64_t k, const void* a, const void* b,

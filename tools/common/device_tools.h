@@ -35,6 +35,11 @@ void fill_random(void* data, int64_t count, DType dtype, uint64_t seed, float sc
 // was never written.
 void poison(void* data, int64_t count, cudaStream_t stream);
 
+// One CTA that spins for `ns` of GPU time (%globaltimer): queued before a timed loop, it lets the host
+// enqueue the whole loop before the GPU reaches it, so short kernels are timed as GPU work, not as the
+// host's enqueue rate.
+void gpu_delay(uint64_t ns, cudaStream_t stream);
+
 // out[r, j] (fp64, num_rows x n) = sum_k A[rows[r], k] * op(B)[k, j] (+ bias[j]), inputs of `dtype`.
 // `rows` is a device array of num_rows row indices into A.
 void reference_gemm_rows(DType dtype, WeightLayout layout, int64_t n, int64_t k, const void* a, const void* b,

@@ -22,6 +22,13 @@ struct TimedRun {
 std::vector<std::vector<float>> time_interleaved(const std::vector<TimedRun>& runs, cudaStream_t stream, int warmup,
                                                  int iters);
 
+// The same rounds with the host ahead of the GPU: a GPU delay (tools::gpu_delay) long enough for the host
+// to enqueue every round is queued first, so each event pair brackets GPU work only, even for kernels
+// shorter than their host enqueue. If host_us is given, it receives each run's median host time per
+// call (wall clock of run(), microseconds): the enqueue cost the first figure leaves out.
+std::vector<std::vector<float>> time_interleaved_host_ahead(const std::vector<TimedRun>& runs, cudaStream_t stream,
+                                                            int warmup, int iters, std::vector<double>* host_us);
+
 // How many input sets to rotate through so that no call finds its inputs in L2: enough sets of
 // `set_bytes` to exceed 2 x L2, at least 2, at most `max_sets` (memory).
 inline int rotating_sets(int64_t set_bytes, int64_t l2_bytes, int max_sets) {

@@ -81,7 +81,10 @@ __global__ void __launch_bounds__(kThreads) split_k_reduce_kernel(SplitKReduceLa
   __threadfence();
   uint32_t* arrival = p.arrivals + i * p.publish.tiles_n + j;
   if (atom_add_acq_rel_gpu(arrival, 1u) + 1u != gridDim.z) return;
-  // The last chunk of the tile: every chunk's stores happen before this (acq_rel chain); publish.
+  // The last chunk of the tile: every chunk's stores happen before this (acq_rel chain). No other CTA
+  // touches the counter again in this call: reset it for the next call (stream-ordered after this
+  // kernel), then publish.
+  *arrival = 0u;
   __threadfence_system();
   device::chaos_delay(p.publish.chaos_seed, uint32_t(i * 7919 + j));
   if (p.publish.mode == kernel::kPublishTileFlag) {
