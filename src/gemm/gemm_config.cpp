@@ -63,19 +63,26 @@ constexpr double kRelativeRate[gemm::kNumConfigs] = {1.00, 1.04, 1.00, 1.00};
 // The MMA time of a k-step is the tile's full work even when M is smaller than the tile (WGMMA computes
 // all 64-row groups), which is why small M is decided by the load and memory terms, and why splitting K
 // pays there: S times the SMs stream B, each 1/S of it.
-// Constants: the large-M terms keep the fitted relative rates above; the absolute rate and bandwidths are
-// H200 figures (989 TFLOP/s dense bf16 / fp16 peak, 132 SMs; HBM3e 4.8 TB/s peak), derated to what the
-// core reaches (~700 TFLOP/s on the suite, ~4 TB/s streaming). The per-SM load rate and the fixed costs
-// are first estimates to be refitted on the corpus's tune half (docs/NOTES.md).
-constexpr double kSmFlopsPerUs = 5.3e6;      // FLOP per microsecond per SM at rate 1.00
-constexpr double kSmBytesPerUs = 1.6e5;      // bytes per microsecond one SM's TMA loads sustain (from L2)
-constexpr double kHbmBytesPerUs = 4.0e6;     // bytes per microsecond from HBM, whole GPU
-constexpr double kFillUs = 1.0;              // first loads' latency before the first MMA
-constexpr double kCoopEpilogueUs = 0.3;      // per item, cooperative configs only
-constexpr double kReduceFixedUs = 2.0;       // launch and drain of the split-K reduction kernel
-// Split only if it is predicted this much faster than not splitting (split-K costs a workspace and a
-// second kernel; keep it for clear wins).
-constexpr double kSplitMinGain = 0.05;
+// Constants: the large-M terms keep the fitted relative rates above; the absolute MMA rate and the HBM
+// bandwidth are H200 figures (989 TFLOP/s dense bf16 / fp16 peak over 132 SMs; HBM3e 4.8 TB/s peak),
+// derated to what the core reaches (~700 TFLOP/s on the suite, ~4 TB/s streaming). The per-SM load
+// rates, the fill and the reduction's fixed cost were fitted on the corpus's tune half (a grid search
+// of scripts/corpus/fit_heuristic.py over `flux-bench gemm --corpus tune --corpus-every 5
+// --corpus-max-m 2048 --sweep`, bf16, 193 shapes, H200, 2026-12-01: the picked variant is at a median
+// 0.973 of the best of the ~40 measured per shape, 0.837 of cuBLAS, against 0.927 / 0.755 with the
+// first estimates). Two load rates: while a config has at most kStreamTileRows tile rows, B is
+// streamed from HBM once per tile row and one SM's loads wait on HBM (the fit: ~20 GB/s per SM, i.e.
+// splitting K to put more SMs on the stream pays); with more tile rows B is re-read from L2.
+constexpr double kSmFlopsPerUs = 5.3e6;       // FLOP per microsecond per SM at rate 1.00
+constexpr double kSmStreamBytesPerUs = 2.0e4; // bytes per microsecond one SM loads while B streams from HBM
+constexpr double kSmL2BytesPerUs = 1.6e5;     // bytes per microsecond one SM loads when B is reused from L2
+constexpr int64_t kStreamTileRows = 4;
+constexpr double kHbmBytesPerUs = 4.0e6;      // bytes per microsecond from HBM, whole GPU
+constexpr double kFillUs = 8.0;               // per call: launch, prologue, first loads, last epilogue
+constexpr double kCoopEpilogueUs = 0.3;       // per item, cooperative configs only
+constexpr double kReduceFixedUs = 2.0;        // launch and drain of the split-K reduction kernel
+// Split whenever predicted faster (the fit found no margin that helps).
+constexpr double kSplitMinGain = 0.0;
 
 // Tile order of ping-pong configs: row-major bands of 8 unit rows. On the fitting sweep it was the best
 // order of 128x128 ping-pong on average (0.6% from each shape's best, worst 1.6%); column-major bands
@@ -105,7 +112,8 @@ Prediction predict(const GemmConfigInfo& c, int64_t m, int64_t n, int64_t k, int
   const double ksteps = double(ceil_div(k / splits, c.tile_k));
   const double mma_us = 2.0 * c.tile_m * c.tile_n * c.tile_k / (kSmFlopsPerUs * kRelativeRate[c.id]);
   const double rows = double(std::min<int64_t>(m, c.tile_m));
-  const double load_us = (rows + c.tile_n) * c.tile_k * es / kSmBytesPerUs;
+  const double sm_bytes_per_us = tiles_m <= kStreamTileRows ? kSmStreamBytesPerUs : kSmL2BytesPerUs;
+  const double load_us = (rows + c.tile_n) * c.tile_k * es / sm_bytes_per_us;
   double item_us = ksteps * std::max(mma_us, load_us) + (c.pingpong ? 0.0 : kCoopEpilogueUs);
   double compute_us = kFillUs + double(p.waves) * item_us;
   double bytes = (double(m) * k + double(n) * k + double(m) * n) * es;

@@ -233,7 +233,7 @@ void bad_inputs(flux::Communicator& comm, cudaStream_t stream) {
     flux::GemmRsPlan plan(comm, flux::GemmRsDesc{int64_t(128) * w, r == 1 ? 1024 : 512, 256, flux::DType::kBF16,
                                                  flux::WeightLayout::kNK});
   });
-  check(e.find("ranks disagree on gemm_rs plan") != std::string::npos && e.find("rank 1 has") != std::string::npos,
+  check(e.find("ranks disagree on flux gemm_rs plan") != std::string::npos && e.find("rank 1 has") != std::string::npos,
         "differing plans: '" + e + "'");
   // Plans are compared as resolved from the knobs: rank 1 with another FLUX_GEMM_CONFIG, then another
   // FLUX_GEMM_RS_REDUCE_SMS, gets a clear error on every rank.
@@ -245,7 +245,7 @@ void bad_inputs(flux::Communicator& comm, cudaStream_t stream) {
       flux::GemmRsPlan plan(comm, flux::GemmRsDesc{int64_t(128) * w, 512, 256, flux::DType::kBF16, flux::WeightLayout::kNK});
     });
     if (r == 1) unsetenv(knob);
-    check(e.find("ranks disagree on gemm_rs plan") != std::string::npos && e.find(shows) != std::string::npos,
+    check(e.find("ranks disagree on flux gemm_rs plan") != std::string::npos && e.find(shows) != std::string::npos,
           std::string("differing ") + knob + ": '" + e + "'");
   }
   Case c{int64_t(128) * w, 512, 256, flux::DType::kBF16, flux::WeightLayout::kNK, true, 1};
