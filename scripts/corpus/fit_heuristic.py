@@ -37,7 +37,7 @@ def predict(c, m, n, k, s, conc, K):
     waves = cdiv(units * s, conc)
     ksteps = cdiv(k // s, tk)
     mma = 2.0 * tm * tn * tk / (K["sm_flops"] * RATE[cid])
-    bw = K["sm_bytes"] if cdiv(m, tm) <= K["stream_rows"] else K["sm_bytes_l2"]
+    bw = K["sm_bytes"] if m <= K["stream_max_m"] else K["sm_bytes_l2"]
     load = (min(m, tm) + tn) * tk * 2.0 / bw
     item = ksteps * max(mma, load) + (0.0 if pp else K["coop_epi"])
     comp = K["fill"] + waves * item
@@ -101,9 +101,9 @@ def main():
         key = (r["dtype"], r["m"], r["n"], r["k"])
         shapes[key][(r["config"], r["raster"], r["swizzle"], r.get("splits", 1))] = r["median_ms"]
         cublas[key] = r["cublas_ms"]
-    base = dict(sm_flops=5.3e6, sm_bytes=2.0e4, sm_bytes_l2=1.6e5, stream_rows=4, hbm=4.0e6, fill=8.0, coop_epi=0.3,
+    base = dict(sm_flops=5.3e6, sm_bytes=2.0e4, sm_bytes_l2=1.6e5, stream_max_m=256, hbm=4.0e6, fill=8.0, coop_epi=0.3,
                 reduce_fixed=2.0, split_gain=0.0)
-    grid = dict(sm_bytes=[1e4, 2e4, 3e4, 6e4, 1.6e5], stream_rows=[1, 2, 4, 8], fill=[1.0, 4.0, 8.0],
+    grid = dict(sm_bytes=[1e4, 2e4, 3e4, 6e4, 1.6e5], stream_max_m=[128, 256, 512], fill=[1.0, 4.0, 8.0],
                 reduce_fixed=[1.0, 2.0, 4.0], split_gain=[0.0, 0.05])
     results = []
     for values in itertools.product(*grid.values()):

@@ -69,14 +69,17 @@ constexpr double kRelativeRate[gemm::kNumConfigs] = {1.00, 1.04, 1.00, 1.00};
 // rates, the fill and the reduction's fixed cost were fitted on the corpus's tune half (a grid search
 // of scripts/corpus/fit_heuristic.py over `flux-bench gemm --corpus tune --corpus-every 5
 // --corpus-max-m 2048 --sweep`, bf16, 193 shapes, H200, 2026-12-01: the picked variant is at a median
-// 0.973 of the best of the ~40 measured per shape, 0.837 of cuBLAS, against 0.927 / 0.755 with the
-// first estimates). Two load rates: while a config has at most kStreamTileRows tile rows, B is
-// streamed from HBM once per tile row and one SM's loads wait on HBM (the fit: ~20 GB/s per SM, i.e.
-// splitting K to put more SMs on the stream pays); with more tile rows B is re-read from L2.
+// 0.977 of the best of the ~40 measured per shape, 0.848 of cuBLAS, against 0.927 / 0.755 with the
+// first estimates). Two load rates: for M <= kStreamMaxM, B is streamed from HBM with little reuse and
+// one SM's loads wait on HBM (the fit: ~20 GB/s per SM, i.e. splitting K to put more SMs on the stream
+// pays); for larger M, B is re-read from L2. (A first version switched on each config's own tile rows,
+// <= 4: it made 128-row tiles look load-bound at M = 512 next to 64-row ones, and the test half's
+// 128 <= M < 1024 rows fell from 0.818 to 0.642 of cuBLAS: a threshold on M alone is the same for
+// every config.)
 constexpr double kSmFlopsPerUs = 5.3e6;       // FLOP per microsecond per SM at rate 1.00
 constexpr double kSmStreamBytesPerUs = 2.0e4; // bytes per microsecond one SM loads while B streams from HBM
 constexpr double kSmL2BytesPerUs = 1.6e5;     // bytes per microsecond one SM loads when B is reused from L2
-constexpr int64_t kStreamTileRows = 4;
+constexpr int64_t kStreamMaxM = 256;
 constexpr double kHbmBytesPerUs = 4.0e6;      // bytes per microsecond from HBM, whole GPU
 constexpr double kFillUs = 8.0;               // per call: launch, prologue, first loads, last epilogue
 constexpr double kCoopEpilogueUs = 0.3;       // per item, cooperative configs only
@@ -112,7 +115,7 @@ Prediction predict(const GemmConfigInfo& c, int64_t m, int64_t n, int64_t k, int
   const double ksteps = double(ceil_div(k / splits, c.tile_k));
   const double mma_us = 2.0 * c.tile_m * c.tile_n * c.tile_k / (kSmFlopsPerUs * kRelativeRate[c.id]);
   const double rows = double(std::min<int64_t>(m, c.tile_m));
-  const double sm_bytes_per_us = tiles_m <= kStreamTileRows ? kSmStreamBytesPerUs : kSmL2BytesPerUs;
+  const double sm_bytes_per_us = m <= kStreamMaxM ? kSmStreamBytesPerUs : kSmL2BytesPerUs;
   const double load_us = (rows + c.tile_n) * c.tile_k * es / sm_bytes_per_us;
   double item_us = ksteps * std::max(mma_us, load_us) + (c.pingpong ? 0.0 : kCoopEpilogueUs);
   double compute_us = kFillUs + double(p.waves) * item_us;
