@@ -15,7 +15,7 @@ source scripts/device/common.sh /tmp/bin "$out"
 step gemm_tests.log 120 flux_gpu_tests --gtest_filter='GemmCoreGpu.*:SplitKGpu.*:Jobs/GemmRsGpu.ProbeJob/W3_mps_bad'
 step corpus.log 230 flux-bench gemm --corpus test --corpus-every "${TEST_EVERY:-3}" --dtypes bf16,fp16 --iters 20 \
   --warmup 3 --json "$out/corpus_test.jsonl"
-step corpus.log 110 flux-bench gemm --corpus tune --corpus-every "${TUNE_EVERY:-6}" --dtypes bf16,fp16 --iters 20 \
+[ "${TUNE_EVERY:-6}" = 0 ] || step corpus.log 110 flux-bench gemm --corpus tune --corpus-every "${TUNE_EVERY:-6}" --dtypes bf16,fp16 --iters 20 \
   --warmup 3 --json "$out/corpus_tune.jsonl"
 step corpus.log 100 ./scripts/main.sh --iters 20
 cp "$(ls -t bench/results/gemm_2*.jsonl | head -1)" "$out/main_suite.jsonl" 2>/dev/null
