@@ -23,19 +23,8 @@ namespace {
 using flux::testing::DeviceBuffer;
 using flux::testing::GemmProblem;
 
-class Stream {
- public:
-  Stream() { FLUX_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
-  ~Stream() { cudaStreamDestroy(s_); }
-  operator cudaStream_t() const { return s_; }
-
- private:
-  cudaStream_t s_ = nullptr;
-};
-
-int64_t random_dim(std::mt19937_64& rng, int64_t lo, int64_t hi) {  // multiple of 8 in [lo, hi]
-  return 8 * std::uniform_int_distribution<int64_t>(lo / 8, hi / 8)(rng);
-}
+using flux::testing::random_dim;
+using flux::testing::Stream;
 
 std::string case_name(const flux::GemmDesc& d, int64_t m, bool bias, const std::string& config) {
   return flux::detail::cat(config, " ", flux::to_string(d.dtype), " ", flux::to_string(d.layout), " M=", m, " N=", d.n,

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -91,6 +92,24 @@ inline void expect_close(const tools::CompareResult& r, DType dtype, const std::
   EXPECT_EQ(r.nonfinite, 0) << what << ": " << tools::describe(r);
   EXPECT_LT(r.global_rel, tools::tolerance(dtype)) << what << ": " << tools::describe(r);
   EXPECT_LT(r.max_row_rel, tools::tolerance(dtype)) << what << ": " << tools::describe(r);
+}
+
+// A non-blocking stream the test owns.
+class Stream {
+ public:
+  Stream() { FLUX_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
+  ~Stream() { cudaStreamDestroy(s_); }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  operator cudaStream_t() const { return s_; }
+
+ private:
+  cudaStream_t s_ = nullptr;
+};
+
+// A random multiple of 8 in [lo, hi] (N and K of the GEMM core must be multiples of 8).
+inline int64_t random_dim(std::mt19937_64& rng, int64_t lo, int64_t hi) {
+  return 8 * std::uniform_int_distribution<int64_t>(lo / 8, hi / 8)(rng);
 }
 
 }  // namespace flux::testing

@@ -11,22 +11,23 @@
 
 namespace flux::tools {
 
-std::vector<std::vector<float>> time_interleaved(const std::vector<TimedRun>& runs, cudaStream_t stream, int warmup,
-                                                 int iters) {
-  FLUX_CHECK_ARG(iters >= 1 && warmup >= 0, "time_interleaved: iters ", iters, ", warmup ", warmup);
-  for (int w = 0; w < warmup; ++w) {
-    for (const TimedRun& r : runs) r.run(w);
-  }
+namespace {
+
+// `iters` rounds of every run between its own pair of events, iteration numbers from `first`; with
+// lead_ns > 0 a GPU delay of that long is queued first (the host gets ahead of the GPU).
+std::vector<std::vector<float>> timed_rounds(const std::vector<TimedRun>& runs, cudaStream_t stream, int first,
+                                             int iters, uint64_t lead_ns) {
   const size_t n = runs.size();
   std::vector<cudaEvent_t> events(2 * n * static_cast<size_t>(iters), nullptr);
-  for (cudaEvent_t& e : events) FLUX_CUDA_CHECK(cudaEventCreate(&e));
   std::vector<std::vector<float>> times(n, std::vector<float>(static_cast<size_t>(iters), 0.0f));
   try {
+    for (cudaEvent_t& e : events) FLUX_CUDA_CHECK(cudaEventCreate(&e));
+    if (lead_ns > 0) gpu_delay(lead_ns, stream);
     for (int it = 0; it < iters; ++it) {
       for (size_t r = 0; r < n; ++r) {
         size_t e = 2 * (static_cast<size_t>(it) * n + r);
         FLUX_CUDA_CHECK(cudaEventRecord(events[e], stream));
-        runs[r].run(warmup + it);
+        runs[r].run(first + it);
         FLUX_CUDA_CHECK(cudaEventRecord(events[e + 1], stream));
       }
     }
@@ -38,11 +39,24 @@ std::vector<std::vector<float>> time_interleaved(const std::vector<TimedRun>& ru
       }
     }
   } catch (...) {
-    for (cudaEvent_t e : events) cudaEventDestroy(e);
+    for (cudaEvent_t e : events) {
+      if (e) cudaEventDestroy(e);
+    }
     throw;
   }
   for (cudaEvent_t e : events) cudaEventDestroy(e);
   return times;
+}
+
+}  // namespace
+
+std::vector<std::vector<float>> time_interleaved(const std::vector<TimedRun>& runs, cudaStream_t stream, int warmup,
+                                                 int iters) {
+  FLUX_CHECK_ARG(iters >= 1 && warmup >= 0, "time_interleaved: iters ", iters, ", warmup ", warmup);
+  for (int w = 0; w < warmup; ++w) {
+    for (const TimedRun& r : runs) r.run(w);
+  }
+  return timed_rounds(runs, stream, warmup, iters, 0);
 }
 
 std::vector<std::vector<float>> time_interleaved_host_ahead(const std::vector<TimedRun>& runs, cudaStream_t stream,
@@ -52,8 +66,8 @@ std::vector<std::vector<float>> time_interleaved_host_ahead(const std::vector<Ti
     for (const TimedRun& r : runs) r.run(w);
   }
   FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
-  // Host cost per call, measured on its own (the GPU is idle or busy; enqueue does not wait for it
-  // while the queue has room): one more round per iteration, not timed on the GPU.
+  // Host cost per call, measured on its own (enqueue does not wait for the GPU while the queue has
+  // room): one more round per iteration, not timed on the GPU.
   const size_t n = runs.size();
   std::vector<std::vector<float>> host(n, std::vector<float>(static_cast<size_t>(iters), 0.0f));
   for (int it = 0; it < iters; ++it) {
@@ -72,32 +86,7 @@ std::vector<std::vector<float>> time_interleaved_host_ahead(const std::vector<Ti
   double total_us = 0;
   for (size_t r = 0; r < n; ++r) total_us += median(host[r]) + 10.0;  // + two event records
   const uint64_t lead_ns = static_cast<uint64_t>(std::max(2000.0, 1.5 * total_us * iters) * 1000.0);
-  std::vector<cudaEvent_t> events(2 * n * static_cast<size_t>(iters), nullptr);
-  for (cudaEvent_t& e : events) FLUX_CUDA_CHECK(cudaEventCreate(&e));
-  std::vector<std::vector<float>> times(n, std::vector<float>(static_cast<size_t>(iters), 0.0f));
-  try {
-    gpu_delay(lead_ns, stream);
-    for (int it = 0; it < iters; ++it) {
-      for (size_t r = 0; r < n; ++r) {
-        size_t e = 2 * (static_cast<size_t>(it) * n + r);
-        FLUX_CUDA_CHECK(cudaEventRecord(events[e], stream));
-        runs[r].run(warmup + iters + it);
-        FLUX_CUDA_CHECK(cudaEventRecord(events[e + 1], stream));
-      }
-    }
-    FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
-    for (int it = 0; it < iters; ++it) {
-      for (size_t r = 0; r < n; ++r) {
-        size_t e = 2 * (static_cast<size_t>(it) * n + r);
-        FLUX_CUDA_CHECK(cudaEventElapsedTime(&times[r][static_cast<size_t>(it)], events[e], events[e + 1]));
-      }
-    }
-  } catch (...) {
-    for (cudaEvent_t e : events) cudaEventDestroy(e);
-    throw;
-  }
-  for (cudaEvent_t e : events) cudaEventDestroy(e);
-  return times;
+  return timed_rounds(runs, stream, warmup + iters, iters, lead_ns);
 }
 
 double percentile(std::vector<float> values, double p) {
