@@ -7,8 +7,9 @@
 
 set(FLUX_GEMM_DTYPES kBF16 kFP16)
 set(FLUX_GEMM_LAYOUTS kNK kKN)
-set(FLUX_GEMM_CONFIGS k128x256x64CoopC2x1 k128x128x64PingpongC1x2 k256x128x64CoopC1x2 k64x256x64PingpongC1x2)
-set(FLUX_GEMM_SPLIT_K_CONFIGS k128x128x64PingpongC1x2 k64x256x64PingpongC1x2)
+set(FLUX_GEMM_CONFIGS k128x256x64CoopC2x1 k128x128x64PingpongC1x2 k256x128x64CoopC1x2 k64x256x64PingpongC1x2
+    k64x128x64PingpongSwapC1x2)
+set(FLUX_GEMM_SPLIT_K_CONFIGS k128x128x64PingpongC1x2 k64x256x64PingpongC1x2 k64x128x64PingpongSwapC1x2)
 
 function(flux_generate_gemm_instances out_var)
   set(sources)

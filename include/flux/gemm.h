@@ -54,6 +54,7 @@ struct GemmConfigInfo {
   int cluster_m = 1, cluster_n = 1;
   bool pingpong = false;  // ping-pong (two math warp groups on alternate tiles) vs cooperative
   bool split_k = false;   // can run split-K (compiled with fp32 partial output as well)
+  bool swap_ab = false;   // computes C^T = op(B) A^T (decode-sized M); cannot run the extension points
 };
 const std::vector<GemmConfigInfo>& gemm_configs();
 
@@ -90,6 +91,11 @@ struct GemmOptions {
   // Split-K factor: 0 = knob FLUX_GEMM_SPLIT_K (0 there = the heuristic), 1 = never split, S > 1 = always
   // S slices (K / S must be a multiple of 8, and the config one of those with split_k).
   int32_t split_k = 0;
+  // Let the heuristic (and a tuning cache) pick swap-AB configs (GemmConfigInfo::swap_ab, the decode
+  // configs). Their tiles run the other way, so they cannot run the extension points: a plan whose calls
+  // use wait / publish / a segmented tile order must set this false (the fused ops do); such a call on
+  // a swap-AB selection is refused with an InvalidArgument.
+  bool allow_swap_ab = true;
   // A tuning cache written by `flux-bench tune` (src/gemm/tune_cache.h): "" = knob FLUX_TUNE_CACHE,
   // "none" = no cache. Entries for this (dtype, layout, N, K, SMs, M bucket) override the heuristic; a
   // cache for another GPU or build is ignored with a one-line warning.
@@ -195,8 +201,10 @@ TileOrderMap make_tile_order_map(int64_t m, int64_t n, const GemmConfigInfo& con
 // The config heuristic: pure function of the shape and the device limits (no GPU needed).
 // `max_active_clusters[i]` is how many clusters of config i fit on the device at once (0: use
 // sm_count / cluster size). `split_k`: 0 = choose (1 .. kMaxSplitK), 1 = never split, S > 1 = S.
+// `allow_swap_ab`: whether swap-AB configs are candidates.
 GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLimits& limits,
-                                 const std::vector<int>& max_active_clusters = {}, int32_t split_k = 0);
+                                 const std::vector<int>& max_active_clusters = {}, int32_t split_k = 0,
+                                 bool allow_swap_ab = true);
 
 // Split-K limits: at most this many slices, each at least kMinSplitKDepth deep (K / S), and at most two
 // waves of work items (so the workspace is bounded by split_k_workspace_bound()).

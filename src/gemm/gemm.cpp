@@ -11,6 +11,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <utility>
 
 #include "flux/error.h"
 #include "flux/knobs.h"
@@ -276,7 +277,8 @@ std::string GemmPlan::resolved_options() const {
   return detail::cat("config=", p.forced_config >= 0 ? gemm_configs()[p.forced_config].name : "auto", " raster=",
                      p.raster == Raster::kAuto ? "auto" : (p.raster == Raster::kRowMajor ? "row" : "col"),
                      " swizzle=", p.swizzle, " max_sms=", p.options.max_sms, " wait_timeout_ns=", p.timeout_ns,
-                     " chaos_seed=", p.chaos_seed, " split_k=", p.split_k, " tune_cache=", p.tune.size() ? p.tune.digest() : std::string("none"));
+                     " chaos_seed=", p.chaos_seed, " split_k=", p.split_k, " swap_ab=", p.options.allow_swap_ab ? 1 : 0,
+                     " tune_cache=", p.tune.size() ? p.tune.digest() : std::string("none"));
 }
 const DeviceLimits& GemmPlan::device_limits() const { return impl_->limits; }
 DeviceStatus* GemmPlan::device_status() const { return impl_->status; }
@@ -300,11 +302,15 @@ GemmSelection GemmPlan::select(int64_t m) const {
 
 GemmSelection GemmPlan::Impl::select_uncached(int64_t m) const {
   const Impl& p = *this;
-  GemmSelection sel = select_gemm_config(m, p.desc.n, p.desc.k, p.limits, p.max_active_clusters, p.split_k);
+  GemmSelection sel = select_gemm_config(m, p.desc.n, p.desc.k, p.limits, p.max_active_clusters, p.split_k,
+                                         p.options.allow_swap_ab);
   if (p.forced_config < 0 && p.split_k == 0 && p.tune.size() > 0) {
     gemm::TuneKey key{p.desc.dtype, p.desc.layout, p.desc.n, p.desc.k,
                       p.options.max_sms > 0 ? p.options.max_sms : p.limits.sm_count, gemm::TuneCache::m_bucket(m)};
-    if (const gemm::TuneChoice* c = p.tune.find(key)) {
+    const gemm::TuneChoice* c = p.tune.find(key);
+    const bool swap_choice = c != nullptr && gemm::config_shape_by_name(c->config) != nullptr &&
+                             gemm::config_shape_by_name(c->config)->swap_ab;
+    if (c != nullptr && (p.options.allow_swap_ab || !swap_choice)) {
       gemm::apply_tune_choice(*c, m, p.desc.n, p.desc.k, p.tune_path, &sel);
     }
   }
@@ -406,6 +412,13 @@ void GemmPlan::run(const GemmArgs& args, cudaStream_t stream) const {
   if (args.order) validate_tile_order_spec(spec);
   spec.raster = spec.raster != Raster::kAuto ? spec.raster : sel.raster;
   spec.swizzle = spec.swizzle != 0 ? spec.swizzle : sel.swizzle;
+  if (sel.config.swap_ab) {
+    FLUX_CHECK_ARG(args.wait.flags == nullptr && args.publish.mode == PublishMode::kNone && spec.segments == 1 &&
+                       spec.col_bands == 1,
+                   "flux gemm: config ", sel.config.name, " (swap-AB, chosen for M = ", args.m,
+                   ") cannot run wait-before-load, publish-after-store or a segmented tile order (expected a plan "
+                   "built with GemmOptions::allow_swap_ab = false for calls that use them)");
+  }
 
   gemm::KernelLaunch launch;
   launch.m = args.m;
@@ -417,7 +430,15 @@ void GemmPlan::run(const GemmArgs& args, cudaStream_t stream) const {
   launch.c = args.c;
   launch.splits = sel.splits;
   launch.workspace = workspace;
-  launch.order = make_tile_order_map(args.m, p.desc.n, sel.config, spec);
+  if (sel.config.swap_ab) {
+    // The kernel's tiles: its M over N, its N over M.
+    GemmConfigInfo kernel_view = sel.config;
+    std::swap(kernel_view.tile_m, kernel_view.tile_n);
+    std::swap(kernel_view.cluster_m, kernel_view.cluster_n);
+    launch.order = make_tile_order_map(p.desc.n, args.m, kernel_view, spec);
+  } else {
+    launch.order = make_tile_order_map(args.m, p.desc.n, sel.config, spec);
+  }
   launch.device = p.limits.device;
   if (args.wait.flags != nullptr) {
     launch.wait.flags = args.wait.flags;

@@ -30,6 +30,7 @@ const std::vector<GemmConfigInfo>& gemm_configs() {
       info.cluster_n = s.cluster_n;
       info.pingpong = s.pingpong;
       info.split_k = s.split_k;
+      info.swap_ab = s.swap_ab;
       out.push_back(info);
     }
     return out;
@@ -50,7 +51,8 @@ namespace {
 //   256x128x64_coop_c1x2     1.00  same work per tile as 128x256, transposed
 //   64x256x64_pingpong_c1x2  1.00  (clustered 2x1 on that sweep: 1-2% behind 128x128 ping-pong; wins
 //                                  where 64-row tiles waste fewer rows, M <= 64)
-constexpr double kRelativeRate[gemm::kNumConfigs] = {1.00, 1.04, 1.00, 1.00};
+//   64x128x64_pingpong_swapab 1.00 not yet measured (added after the sweep; a first estimate)
+constexpr double kRelativeRate[gemm::kNumConfigs] = {1.00, 1.04, 1.00, 1.00, 1.00};
 
 // The time model (microseconds), for a config and a split factor S:
 //   work items  = units x S (a unit is one cluster's tiles; each item runs K / S)
@@ -84,6 +86,8 @@ constexpr double kHbmBytesPerUs = 4.0e6;      // bytes per microsecond from HBM,
 constexpr double kFillUs = 8.0;               // per call: launch, prologue, first loads, last epilogue
 constexpr double kCoopEpilogueUs = 0.3;       // per item, cooperative configs only
 constexpr double kReduceFixedUs = 2.0;        // launch and drain of the split-K reduction kernel
+// The swap-AB config is a candidate for M <= this only (its purpose; its rate is not yet fitted).
+constexpr int64_t kSwapAbMaxM = 64;
 // Split whenever predicted faster (the fit found no margin that helps).
 constexpr double kSplitMinGain = 0.0;
 
@@ -143,7 +147,7 @@ int64_t split_k_workspace_bound(const DeviceLimits& limits) {
 }
 
 GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLimits& limits,
-                                 const std::vector<int>& max_active_clusters, int32_t split_k) {
+                                 const std::vector<int>& max_active_clusters, int32_t split_k, bool allow_swap_ab) {
   FLUX_CHECK_ARG(m >= 1 && n >= 1 && k >= 1, "flux gemm: select_gemm_config needs m, n, k >= 1 (got m=", m,
                  " n=", n, " k=", k, ")");
   FLUX_CHECK_ARG(limits.sm_count > 0, "flux gemm: device limits have sm_count ", limits.sm_count,
@@ -158,6 +162,8 @@ GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLi
   Prediction best_p;
   double best_unsplit_us = 0.0;
   for (const GemmConfigInfo& c : configs) {
+    // Swap-AB is the decode config (M within one 64-row group); not a candidate elsewhere until measured.
+    if (c.swap_ab && (!allow_swap_ab || m > kSwapAbMaxM)) continue;
     int64_t concurrent = limits.sm_count / (c.cluster_m * c.cluster_n);
     if (static_cast<size_t>(c.id) < max_active_clusters.size() && max_active_clusters[c.id] > 0) {
       concurrent = max_active_clusters[c.id];
@@ -197,7 +203,11 @@ GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLi
   sel.tiles_m = ceil_div(m, c.tile_m);
   sel.tiles_n = ceil_div(n, c.tile_n);
   int64_t units_m = ceil_div(sel.tiles_m, c.cluster_m), units_n = ceil_div(sel.tiles_n, c.cluster_n);
-  if (c.pingpong) {
+  if (c.swap_ab) {
+    // The tile order runs over the kernel's units (its M over N): bands of its M, as ping-pong.
+    sel.raster = Raster::kRowMajor;
+    sel.swizzle = pow2_at_most(units_n, kPingpongSwizzle);
+  } else if (c.pingpong) {
     sel.raster = Raster::kRowMajor;
     sel.swizzle = pow2_at_most(units_m, kPingpongSwizzle);
   } else {

@@ -31,7 +31,8 @@ constexpr std::array<Entry, kNumConfigs> row() {
   return {entry<kDType, kLayout, ConfigId::k128x256x64CoopC2x1, kOutput>(),
           entry<kDType, kLayout, ConfigId::k128x128x64PingpongC1x2, kOutput>(),
           entry<kDType, kLayout, ConfigId::k256x128x64CoopC1x2, kOutput>(),
-          entry<kDType, kLayout, ConfigId::k64x256x64PingpongC1x2, kOutput>()};
+          entry<kDType, kLayout, ConfigId::k64x256x64PingpongC1x2, kOutput>(),
+          entry<kDType, kLayout, ConfigId::k64x128x64PingpongSwapC1x2, kOutput>()};
 }
 
 template <DType kDType, WeightLayout kLayout>

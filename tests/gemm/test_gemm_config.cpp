@@ -23,7 +23,7 @@ flux::DeviceLimits h200_like() {
 
 TEST(GemmConfig, TableIsConsistent) {
   const auto& configs = flux::gemm_configs();
-  ASSERT_EQ(configs.size(), 4u);
+  ASSERT_EQ(configs.size(), 5u);
   std::set<std::string> names;
   for (size_t i = 0; i < configs.size(); ++i) {
     const auto& c = configs[i];
@@ -51,7 +51,7 @@ TEST(GemmConfig, HeuristicIsValidAndExplains) {
       for (int64_t k : {8, 6144, 12288}) {
         flux::GemmSelection s = flux::select_gemm_config(m, n, k, limits);
         EXPECT_GE(s.config.id, 0);
-        EXPECT_LT(s.config.id, 4);
+        EXPECT_LT(s.config.id, static_cast<int>(flux::gemm_configs().size()));
         EXPECT_EQ(s.tiles_m, (m + s.config.tile_m - 1) / s.config.tile_m);
         EXPECT_EQ(s.tiles_n, (n + s.config.tile_n - 1) / s.config.tile_n);
         EXPECT_TRUE(s.raster == flux::Raster::kRowMajor || s.raster == flux::Raster::kColMajor);
@@ -68,9 +68,9 @@ TEST(GemmConfig, HeuristicUsesOccupancy) {
   // The same shape with room for a single ping-pong cluster: every ping-pong unit becomes a wave of
   // its own, so a cooperative config must win.
   auto limits = h200_like();
-  flux::GemmSelection free = flux::select_gemm_config(8192, 8192, 4096, limits, {66, 66, 66, 66});
+  flux::GemmSelection free = flux::select_gemm_config(8192, 8192, 4096, limits, {66, 66, 66, 66, 66});
   EXPECT_TRUE(free.config.pingpong) << free.reason;
-  flux::GemmSelection starved = flux::select_gemm_config(8192, 8192, 4096, limits, {66, 1, 66, 1});
+  flux::GemmSelection starved = flux::select_gemm_config(8192, 8192, 4096, limits, {66, 1, 66, 1, 1});
   EXPECT_FALSE(starved.config.pingpong) << starved.reason;
   EXPECT_NE(starved.reason.find("waves of 66 clusters"), std::string::npos) << starved.reason;
 }
@@ -93,7 +93,7 @@ TEST(GemmConfig, HeuristicOnTheSuiteShapes) {
 
 TEST(GemmConfig, HeuristicCooperativeRasterFollowsLongerDimension) {
   const auto limits = h200_like();
-  const std::vector<int> no_pingpong = {66, 1, 66, 1};
+  const std::vector<int> no_pingpong = {66, 1, 66, 1, 1};
   // Many more unit columns than rows: walk M fastest.
   EXPECT_EQ(flux::select_gemm_config(1024, 24576, 12288, limits, no_pingpong).raster, flux::Raster::kColMajor);
   // Many more unit rows than columns: walk N fastest.
@@ -146,6 +146,18 @@ TEST(GemmConfig, EverySplitIsValidAndWithinTheWorkspaceBound) {
     }
   }
   EXPECT_GT(split, 20);
+}
+
+TEST(GemmConfig, SwapAbOnlyWhenAllowed) {
+  const auto limits = h200_like();
+  for (int64_t m : {1, 8, 64, 128, 1000, 4096}) {
+    for (int64_t n : {1024, 4096, 28672}) {
+      EXPECT_FALSE(flux::select_gemm_config(m, n, 4096, limits, {}, 0, false).config.swap_ab);
+    }
+  }
+  bool has_swap = false;
+  for (const auto& c : flux::gemm_configs()) has_swap = has_swap || (c.swap_ab && c.split_k && c.pingpong);
+  EXPECT_TRUE(has_swap);
 }
 
 TEST(GemmConfig, ForcedSplitK) {

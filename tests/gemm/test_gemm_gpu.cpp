@@ -94,7 +94,7 @@ TEST(GemmCoreGpu, TileOrdersGiveTheSameProduct) {
   for (int segments : {1, 3, 8, 64}) {
     for (flux::Raster raster : {flux::Raster::kRowMajor, flux::Raster::kColMajor}) {
       for (int swizzle : {1, 4, 16}) {
-        for (const char* config : {"128x256x64_coop_c2x1", "128x128x64_pingpong_c1x2"}) {
+        for (const char* config : {"128x256x64_coop_c2x1", "128x128x64_pingpong_c1x2"}) {  // segments: no swap-AB
           flux::GemmOptions options;
           options.config = config;
           options.order.segments = segments;
@@ -187,6 +187,7 @@ TEST(GemmCoreGpu, WaitTimeoutStopsTheKernelAndNamesTheBlock) {
   flux::GemmOptions options;
   options.wait_timeout_ns = 20ull * 1000 * 1000;  // 20 ms
   options.rank = 3;
+  options.allow_swap_ab = false;  // the hooks
   flux::GemmPlan plan(desc, options);
   const flux::GemmSelection sel = plan.select(p.m);
   DeviceBuffer flags(size_t(sel.tiles_m) * sizeof(uint32_t));
@@ -276,7 +277,9 @@ TEST(GemmCoreGpu, PublishedTilesAreCompleteWhenTheFlagIsSeen) {
   std::mt19937_64 rng(12);
   flux::GemmDesc desc{2048, 4096, flux::DType::kFP16, flux::WeightLayout::kNK};
   GemmProblem p(desc, 2048, false, rng(), gemm_stream);
-  flux::GemmPlan plan(desc);
+  flux::GemmOptions options;
+  options.allow_swap_ab = false;  // the hooks
+  flux::GemmPlan plan(desc, options);
   const flux::GemmSelection sel = plan.select(p.m);
   const int tm = sel.config.tile_m, tn = sel.config.tile_n;
   DeviceBuffer flags(size_t(sel.tiles_m * sel.tiles_n) * sizeof(uint32_t));
@@ -320,7 +323,9 @@ TEST(GemmCoreGpu, HookValuesFromDeviceAreReadAtEveryReplay) {
   std::mt19937_64 rng(21);
   flux::GemmDesc desc{768, 512, flux::DType::kBF16, flux::WeightLayout::kNK};
   GemmProblem p(desc, 700, true, rng(), stream);
-  flux::GemmPlan plan(desc);
+  flux::GemmOptions options;
+  options.allow_swap_ab = false;  // the hooks
+  flux::GemmPlan plan(desc, options);
   const flux::GemmSelection sel = plan.select(p.m);
   const size_t tiles = size_t(sel.tiles_m * sel.tiles_n);
   DeviceBuffer wait_flags(size_t(sel.tiles_m) * 4), pub(tiles * 4), value(4);
@@ -373,6 +378,7 @@ TEST(GemmCoreGpu, SanitizerSmallCase) {
   flux::GemmOptions options;
   options.order.segments = 2;
   options.order.first_segment = 1;
+  options.allow_swap_ab = false;  // the hooks
   flux::GemmPlan plan(desc, options);
   const flux::GemmSelection sel = plan.select(p.m);
   DeviceBuffer wait_flags(size_t(sel.tiles_m) * 4), pub(size_t(sel.tiles_m * sel.tiles_n) * 4);
@@ -388,6 +394,48 @@ TEST(GemmCoreGpu, SanitizerSmallCase) {
   FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
   plan.check_status();
   flux::testing::expect_close(p.compare(stream), desc.dtype, "sanitizer case");
+}
+
+// Swap-AB configs compute C^T: the plain tile orders still give the product; the hooks and segmented
+// orders are refused with a clear error before anything is launched.
+TEST(GemmCoreGpu, SwapAbOrdersAndRefusedHooks) {
+  FLUX_REQUIRE_GPU();
+  Stream stream;
+  std::mt19937_64 rng(101);
+  flux::GemmDesc desc{1000, 1024, flux::DType::kBF16, flux::WeightLayout::kNK};
+  GemmProblem p(desc, 100, true, rng(), stream);
+  for (flux::Raster raster : {flux::Raster::kRowMajor, flux::Raster::kColMajor}) {
+    for (int swizzle : {1, 2, 8}) {
+      flux::GemmOptions options;
+      options.config = "64x128x64_pingpong_swapab_c1x2";
+      options.order.raster = raster;
+      options.order.swizzle = swizzle;
+      flux::GemmPlan plan(desc, options);
+      p.poison_output(stream);
+      plan.run(p.args(), stream);
+      flux::testing::expect_close(p.compare(stream), desc.dtype,
+                                  flux::detail::cat("swap-AB raster ", int(raster), " swizzle ", swizzle));
+    }
+  }
+  flux::GemmOptions options;
+  options.config = "64x128x64_pingpong_swapab_c1x2";
+  flux::GemmPlan plan(desc, options);
+  DeviceBuffer flags(4096);
+  FLUX_CUDA_CHECK(cudaMemset(flags.ptr, 0, flags.bytes));
+  flux::GemmArgs args = p.args();
+  args.publish.mode = flux::PublishMode::kTileFlag;
+  args.publish.flags = flags.as<uint32_t>();
+  try {
+    plan.run(args, stream);
+    FAIL() << "a swap-AB config ran the publish hook";
+  } catch (const flux::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("allow_swap_ab"), std::string::npos) << e.what();
+  }
+  // A plan that does not allow swap-AB never selects it.
+  flux::GemmOptions no_swap;
+  no_swap.allow_swap_ab = false;
+  flux::GemmPlan plain(desc, no_swap);
+  for (int64_t m : {1, 8, 64, 100}) EXPECT_FALSE(plain.select(m).config.swap_ab) << plain.select(m).reason;
 }
 
 TEST(GemmCoreGpu, BadInputsAreRejectedBeforeLaunch) {

@@ -74,7 +74,7 @@ TEST(SplitKGpu, EverySplitConfigAgainstFp64Reference) {
       }
     }
   }
-  EXPECT_EQ(cases, 2 * 2 * 2 * 8);
+  EXPECT_EQ(cases, 2 * 2 * 3 * 8);
 }
 
 TEST(SplitKGpu, TheHeuristicSplitsDecodeShapesAndIsRight) {
@@ -126,7 +126,7 @@ TEST(SplitKGpu, TheReductionPublishesEveryTileAfterItsStores) {
   FLUX_REQUIRE_GPU();
   Stream stream;
   std::mt19937_64 rng(41);
-  for (const char* config : {"128x128x64_pingpong_c1x2", "64x256x64_pingpong_c1x2"}) {
+  for (const char* config : {"128x128x64_pingpong_c1x2", "64x256x64_pingpong_c1x2"}) {  // swap-AB: no hooks
     flux::GemmDesc desc{1000, 1024, flux::DType::kFP16, flux::WeightLayout::kKN};
     GemmProblem p(desc, 300, true, rng(), stream);
     flux::GemmOptions options;
@@ -172,6 +172,7 @@ TEST(SplitKGpu, WaitBeforeLoadHoldsEverySlice) {
   flux::GemmOptions options;
   options.split_k = 8;
   options.wait_timeout_ns = 3000ull * 1000 * 1000;
+  options.allow_swap_ab = false;  // the hooks
   flux::GemmPlan plan(desc, options);
   const flux::GemmSelection sel = plan.select(m);
   DeviceBuffer flags(size_t(sel.tiles_m) * 4), a_dest(p.a.bytes);
@@ -275,6 +276,7 @@ TEST(SplitKGpu, SanitizerSmallCase) {
   GemmProblem p(desc, 33, true, rng(), stream);
   flux::GemmOptions options;
   options.split_k = 4;
+  options.allow_swap_ab = false;  // the hooks
   flux::GemmPlan plan(desc, options);
   const flux::GemmSelection sel = plan.select(p.m);
   DeviceBuffer pub(size_t(sel.tiles_m * sel.tiles_n) * 4);

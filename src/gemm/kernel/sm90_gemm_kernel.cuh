@@ -70,25 +70,41 @@ struct Sm90Gemm {
   static constexpr int kAlignment = 8;  // elements: 16 bytes of bf16 / fp16, what TMA needs
   static constexpr bool kPartial = kOutput == GemmOutput::kPartial;
 
+  // Swap-AB (ConfigShape::swap_ab): the kernel computes C^T [N, M] = op(B) A^T. Its "A" operand is the
+  // weight ([N, K] is K-major: RowMajor; [K, N] is N-major: ColumnMajor), its "B" operand is A ([M, K],
+  // K-major: ColumnMajor in CUTLASS's K x N view), and its D is column-major (element (n, m) at
+  // m * N + n: row-major C). Tile and cluster swap with the operands; bias is per row of the kernel.
+  static constexpr bool kSwap = kShape.swap_ab;
+  static constexpr int kTileM = kSwap ? kShape.tile_n : kShape.tile_m;  // the kernel's own M, N
+  static constexpr int kTileN = kSwap ? kShape.tile_m : kShape.tile_n;
+  static constexpr int kClusterM = kSwap ? kShape.cluster_n : kShape.cluster_m;
+  static constexpr int kClusterN = kSwap ? kShape.cluster_m : kShape.cluster_n;
+
   using Element = typename ElementOf<kDType>::type;
   using ElementAccumulator = float;
   using ElementD = std::conditional_t<kPartial, float, Element>;
   static constexpr int kAlignmentD = 16 / int(sizeof(ElementD));
-  using LayoutA = cutlass::layout::RowMajor;
-  using LayoutB = typename LayoutBOf<kLayout>::type;
-  using LayoutC = cutlass::layout::RowMajor;
+  using LayoutA = std::conditional_t<
+      kSwap,
+      std::conditional_t<kLayout == WeightLayout::kNK, cutlass::layout::RowMajor, cutlass::layout::ColumnMajor>,
+      cutlass::layout::RowMajor>;
+  using LayoutB = std::conditional_t<kSwap, cutlass::layout::ColumnMajor, typename LayoutBOf<kLayout>::type>;
+  using LayoutC = std::conditional_t<kSwap, cutlass::layout::ColumnMajor, cutlass::layout::RowMajor>;
 
-  using TileShape = cute::Shape<cute::Int<kShape.tile_m>, cute::Int<kShape.tile_n>, cute::Int<kShape.tile_k>>;
-  using ClusterShape = cute::Shape<cute::Int<kShape.cluster_m>, cute::Int<kShape.cluster_n>, cute::_1>;
+  using TileShape = cute::Shape<cute::Int<kTileM>, cute::Int<kTileN>, cute::Int<kShape.tile_k>>;
+  using ClusterShape = cute::Shape<cute::Int<kClusterM>, cute::Int<kClusterN>, cute::_1>;
   using MainloopSchedule = std::conditional_t<kShape.pingpong, cutlass::gemm::KernelTmaWarpSpecializedPingpong,
                                               cutlass::gemm::KernelTmaWarpSpecializedCooperative>;
   using EpilogueSchedule = std::conditional_t<kShape.pingpong, cutlass::epilogue::TmaWarpSpecialized,
                                               cutlass::epilogue::TmaWarpSpecializedCooperative>;
 
   // kFinal: D = acc + bias[n] (bias pointer null: + 0); kPartial: D = acc in fp32. No C operand is read.
+  // N is the kernel's column (per-column bias), or its row under swap-AB (per-row bias).
   using FusionOp = std::conditional_t<
       kPartial, cutlass::epilogue::fusion::LinearCombination<float, ElementAccumulator, void, ElementAccumulator>,
-      cutlass::epilogue::fusion::LinCombPerColBias<Element, ElementAccumulator, Element, void, ElementAccumulator>>;
+      std::conditional_t<
+          kSwap, cutlass::epilogue::fusion::LinCombPerRowBias<Element, ElementAccumulator, Element, void, ElementAccumulator>,
+          cutlass::epilogue::fusion::LinCombPerColBias<Element, ElementAccumulator, Element, void, ElementAccumulator>>>;
 
   using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
@@ -147,8 +163,7 @@ KernelInfo sm90_gemm_prepare(int device) {
                                        static_cast<int>(Kernel::SharedStorageSize)));
   cudaLaunchAttribute attributes[2] = {};
   cudaLaunchConfig_t config = kernel::cluster_launch_config<Kernel>(
-      dim3(G::kShape.cluster_m, G::kShape.cluster_n, 1), attributes, nullptr, G::kShape.cluster_m,
-      G::kShape.cluster_n);
+      dim3(G::kClusterM, G::kClusterN, 1), attributes, nullptr, G::kClusterM, G::kClusterN);
   int clusters = 0;
   FLUX_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, entry, &config));
   KernelInfo info;
@@ -171,30 +186,38 @@ void sm90_gemm_launch(const KernelLaunch& launch, cudaStream_t stream) {
              "GEMM core: split-K factor ", splits, " does not divide K = ", launch.k, " into multiples of 8");
   FLUX_CHECK(!G::kPartial || (launch.workspace != nullptr && launch.publish.mode == kernel::kPublishNone),
              "GEMM core: a split-K launch needs a workspace and publishes from the reduction, not the GEMM");
+  FLUX_CHECK(!G::kSwap || (launch.wait.flags == nullptr && launch.publish.mode == kernel::kPublishNone),
+             "GEMM core: swap-AB config ", G::kShape.name, " cannot run the wait / publish hooks");
   const int m = static_cast<int>(launch.m), n = static_cast<int>(launch.n), k = static_cast<int>(launch.k);
   const int ks = k / splits;  // K of each slice
+  // The kernel's problem: (M, N) of C, or (N, M) under swap-AB with the operands exchanged.
+  const int km = G::kSwap ? n : m, kn = G::kSwap ? m : n;
+  const void* op_a = G::kSwap ? launch.b : launch.a;
+  const void* op_b = G::kSwap ? launch.a : launch.b;
   typename Kernel::Arguments args{};
   args.mode = cutlass::gemm::GemmUniversalMode::kGemm;
-  args.problem_shape = {m, n, ks, splits};
-  args.mainloop.ptr_A = static_cast<Element const*>(launch.a);
-  args.mainloop.dA = cutlass::make_cute_packed_stride(typename Mainloop::StrideA{}, cute::make_shape(m, k, 1));
-  args.mainloop.ptr_B = static_cast<Element const*>(launch.b);
-  args.mainloop.dB = cutlass::make_cute_packed_stride(typename Mainloop::StrideB{}, cute::make_shape(n, k, 1));
+  args.problem_shape = {km, kn, ks, splits};
+  args.mainloop.ptr_A = static_cast<Element const*>(op_a);
+  args.mainloop.dA = cutlass::make_cute_packed_stride(typename Mainloop::StrideA{}, cute::make_shape(km, k, 1));
+  args.mainloop.ptr_B = static_cast<Element const*>(op_b);
+  args.mainloop.dB = cutlass::make_cute_packed_stride(typename Mainloop::StrideB{}, cute::make_shape(kn, k, 1));
   // Slice l starts ks columns of A (and ks rows of B's K) after slice l - 1; the row strides stay those
-  // of the whole matrices.
-  cute::get<2>(args.mainloop.dA) = int64_t(ks);
-  cute::get<2>(args.mainloop.dB) = kLayout == WeightLayout::kNK ? int64_t(ks) : int64_t(ks) * n;
+  // of the whole matrices. The weight [K, N] (N-major) advances ks * N per slice, a K-major operand ks.
+  const bool weight_n_major = kLayout == WeightLayout::kKN;
+  cute::get<2>(args.mainloop.dA) = G::kSwap && weight_n_major ? int64_t(ks) * n : int64_t(ks);
+  cute::get<2>(args.mainloop.dB) = !G::kSwap && weight_n_major ? int64_t(ks) * n : int64_t(ks);
   args.mainloop.wait = launch.wait;
   args.epilogue.thread.alpha = 1.0f;
   args.epilogue.thread.beta = 0.0f;
   if constexpr (!G::kPartial) args.epilogue.thread.bias_ptr = static_cast<Element const*>(launch.bias);
   args.epilogue.ptr_C = nullptr;
-  args.epilogue.dC = cutlass::make_cute_packed_stride(typename Epilogue::StrideC{}, cute::make_shape(m, n, splits));
+  args.epilogue.dC = cutlass::make_cute_packed_stride(typename Epilogue::StrideC{}, cute::make_shape(km, kn, splits));
   args.epilogue.ptr_D = static_cast<typename G::ElementD*>(G::kPartial ? launch.workspace : launch.c);
-  args.epilogue.dD = cutlass::make_cute_packed_stride(typename Epilogue::StrideD{}, cute::make_shape(m, n, splits));
+  // Row-major [M, N] (and the partials' [S, M, N]) is column-major [N, M] in the swapped kernel's view.
+  args.epilogue.dD = cutlass::make_cute_packed_stride(typename Epilogue::StrideD{}, cute::make_shape(km, kn, splits));
   args.epilogue.publish = launch.publish;
   args.hw_info.device_id = launch.device;
-  args.hw_info.sm_count = launch.num_clusters * G::kShape.cluster_m * G::kShape.cluster_n;
+  args.hw_info.sm_count = launch.num_clusters * G::kClusterM * G::kClusterN;
   args.scheduler.order = launch.order;
   args.scheduler.splits = splits;
 
@@ -204,8 +227,8 @@ void sm90_gemm_launch(const KernelLaunch& launch, cudaStream_t stream) {
 
   cudaLaunchAttribute attributes[2] = {};
   cudaLaunchConfig_t config = kernel::cluster_launch_config<Kernel>(
-      dim3(G::kShape.cluster_m, G::kShape.cluster_n, static_cast<unsigned>(launch.num_clusters)), attributes, stream,
-      G::kShape.cluster_m, G::kShape.cluster_n, launch.programmatic);
+      dim3(G::kClusterM, G::kClusterN, static_cast<unsigned>(launch.num_clusters)), attributes, stream, G::kClusterM,
+      G::kClusterN, launch.programmatic);
   FLUX_CUDA_CHECK(cudaLaunchKernelEx(&config, &cutlass::device_kernel<Kernel>, params));
   FLUX_CUDA_CHECK_LAUNCH(G::kShape.name);
 }
