@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/device/gemm_ar_checks.sh OUT — branch gemm-ar on the GPU machine, from a fresh copy (carry
+# scripts/device/gemm_ar_checks.sh OUT — GEMM+AR on the GPU machine, from a fresh copy (carry
 # build/_deps/cutlass and .devdeps, the unpacked libgtest-dev): build with the tests, run the GEMM+RS
 # tests (the shared core must not have changed them) and the GEMM+AR tests, then flux-bench gemm-ar at
 # W = 1 and at W = 2 on one GPU under MPS. At most 8 files under OUT.
