@@ -12,13 +12,14 @@
 #include <vector>
 
 #include "src/common/check.h"
+#include "src/common/dtype_maps.h"
 
 namespace flux {
 
 namespace {
 constexpr size_t kWorkspaceBytes = size_t(64) << 20;  // cuBLAS asks for >= 32 MiB on Hopper
 
-cudaDataType_t cuda_type(DType dtype) { return dtype == DType::kBF16 ? CUDA_R_16BF : CUDA_R_16F; }
+cudaDataType_t cuda_type(DType dtype) { return detail::cuda_data_type(dtype); }
 }  // namespace
 
 struct CublasWorkspace::Impl {

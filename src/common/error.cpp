@@ -41,7 +41,19 @@ std::string describe_device_status(const DeviceStatus& status) {
   }
 }
 
-const char* to_string(DType dtype) { return dtype == DType::kBF16 ? "bf16" : "fp16"; }
+const char* to_string(DType dtype) {
+  switch (dtype) {
+    case DType::kBF16:
+      return "bf16";
+    case DType::kFP16:
+      return "fp16";
+    case DType::kE4M3:
+      return "e4m3";
+    case DType::kFP32:
+      return "fp32";
+  }
+  return "unknown-dtype";
+}
 const char* to_string(WeightLayout layout) { return layout == WeightLayout::kNK ? "nk" : "kn"; }
 
 DType parse_dtype(const std::string& text) {

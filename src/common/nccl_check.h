@@ -1,4 +1,4 @@
-// src/common/nccl_check.h — NCCL return codes, and the dtype -> NCCL type map.
+// src/common/nccl_check.h — NCCL return codes (the dtype -> NCCL type map is src/common/dtype_maps.h).
 //   FLUX_NCCL_CHECK(call)        an NCCL call outside a communicator's life (version, unique id, init):
 //                                throws flux::CudaError "<file>:<line>: <call> failed: <NCCL's error>";
 //                                ncclInProgress (non-blocking init, polled by the caller) is not an error.
@@ -11,11 +11,7 @@
 
 #include "flux/types.h"
 #include "src/common/check.h"
-
-namespace flux::detail {
-// The NCCL element type of a Flux dtype (every NCCL path of the ops and the benches uses this one map).
-inline ncclDataType_t nccl_type(DType dtype) { return dtype == DType::kBF16 ? ncclBfloat16 : ncclFloat16; }
-}  // namespace flux::detail
+#include "src/common/dtype_maps.h"
 
 #define FLUX_NCCL_CHECK(call)                                                                                  \
   do {                                                                                                         \

@@ -65,7 +65,7 @@ void validate_gemm_desc(const GemmDesc& desc) {
                  " is not a multiple of 8: rows of A (and of B as [N, K]) must be 16 bytes aligned for TMA "
                  "(K multiple of 8 for bf16/fp16)");
   FLUX_CHECK_ARG(desc.dtype == DType::kBF16 || desc.dtype == DType::kFP16, "flux gemm: dtype ",
-                 static_cast<int>(desc.dtype), " is not supported (expected bf16 or fp16)");
+                 to_string(desc.dtype), " is not supported (expected bf16 or fp16)");
   FLUX_CHECK_ARG(desc.layout == WeightLayout::kNK || desc.layout == WeightLayout::kKN, "flux gemm: weight layout ",
                  static_cast<int>(desc.layout), " is not supported (expected nk or kn)");
 }

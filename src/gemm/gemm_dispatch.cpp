@@ -1,9 +1,15 @@
 // src/gemm/gemm_dispatch.cpp — runtime dispatch over the compiled GEMM core instantiations.
-#include <array>
+//
+// The table is built from the kernel manifest that cmake/FluxInstantiations.cmake writes beside the
+// translation units it generates (generated/gemm_kernel_manifest.inc, one FLUX_GEMM_KERNEL line per
+// kernel), so the list of compiled kernels exists once.
+#include <string>
+#include <vector>
 
 #include "flux/error.h"
 #include "src/common/check.h"
 #include "src/gemm/gemm_launch.h"
+#include "src/gemm/kernel_key.h"
 
 namespace flux::gemm {
 namespace {
@@ -12,63 +18,72 @@ using PrepareFn = KernelInfo (*)(int);
 using LaunchFn = void (*)(const KernelLaunch&, cudaStream_t);
 
 struct Entry {
+  KernelKey key;
   PrepareFn prepare = nullptr;
   LaunchFn launch = nullptr;
 };
 
-// kPartial exists only for configs with split_k (FluxInstantiations.cmake generates the same set).
-template <DType kDType, WeightLayout kLayout, ConfigId kConfig, GemmOutput kOutput>
-constexpr Entry entry() {
-  if constexpr (kOutput == GemmOutput::kPartial && !config_shape(kConfig).split_k) {
-    return {};
-  } else {
-    return {&sm90_gemm_prepare<kDType, kLayout, kConfig, kOutput>, &sm90_gemm_launch<kDType, kLayout, kConfig, kOutput>};
+const std::vector<Entry>& table() {
+  static const std::vector<Entry> entries = {
+#define FLUX_GEMM_KERNEL(D, L, C, O)                                                                     \
+  Entry{core_kernel_key(DType::D, WeightLayout::L, ConfigId::C, GemmOutput::O),                          \
+        &sm90_gemm_prepare<DType::D, WeightLayout::L, ConfigId::C, GemmOutput::O>,                       \
+        &sm90_gemm_launch<DType::D, WeightLayout::L, ConfigId::C, GemmOutput::O>},
+#include "generated/gemm_kernel_manifest.inc"
+#undef FLUX_GEMM_KERNEL
+  };
+  return entries;
+}
+
+const Entry* find(const KernelKey& key) {
+  for (const Entry& e : table()) {
+    if (e.key == key) return &e;
   }
+  return nullptr;
 }
 
-template <DType kDType, WeightLayout kLayout, GemmOutput kOutput>
-constexpr std::array<Entry, kNumConfigs> row() {
-  return {entry<kDType, kLayout, ConfigId::k128x256x64CoopC2x1, kOutput>(),
-          entry<kDType, kLayout, ConfigId::k128x128x64PingpongC1x2, kOutput>(),
-          entry<kDType, kLayout, ConfigId::k256x128x64CoopC1x2, kOutput>(),
-          entry<kDType, kLayout, ConfigId::k64x256x64PingpongC1x2, kOutput>(),
-          entry<kDType, kLayout, ConfigId::k64x128x64PingpongSwapC1x2, kOutput>()};
-}
-
-template <DType kDType, WeightLayout kLayout>
-constexpr std::array<std::array<Entry, kNumConfigs>, 2> outputs() {
-  return {row<kDType, kLayout, GemmOutput::kFinal>(), row<kDType, kLayout, GemmOutput::kPartial>()};
-}
-
-// [dtype][layout][output][config]
-constexpr std::array<std::array<std::array<std::array<Entry, kNumConfigs>, 2>, 2>, 2> kTable = {{
-    {{outputs<DType::kBF16, WeightLayout::kNK>(), outputs<DType::kBF16, WeightLayout::kKN>()}},
-    {{outputs<DType::kFP16, WeightLayout::kNK>(), outputs<DType::kFP16, WeightLayout::kKN>()}},
-}};
-
-const Entry& lookup(DType dtype, WeightLayout layout, ConfigId config, GemmOutput output) {
-  int d = static_cast<int>(dtype), l = static_cast<int>(layout), c = static_cast<int>(config),
-      o = static_cast<int>(output);
-  FLUX_CHECK(d >= 0 && d < 2 && l >= 0 && l < 2 && c >= 0 && c < kNumConfigs && o >= 0 && o < 2,
-             "no GEMM kernel for dtype ", d, " layout ", l, " config ", c, " output ", o);
-  const Entry& e = kTable[d][l][o][c];
-  if (e.launch == nullptr) {
-    throw Unsupported(detail::cat("flux gemm: config ", config_shape(config).name,
-                                  " is not compiled with split-K partial output (split-K configs: those with "
-                                  "ConfigShape::split_k in src/gemm/gemm_config.h)"));
+const Entry& lookup(const KernelKey& key) {
+  const Entry* e = find(key);
+  if (e == nullptr) {
+    throw Unsupported(detail::cat("flux gemm: no compiled kernel for ", to_string(key),
+                                  " (the compiled kernels are listed in cmake/FluxInstantiations.cmake; split-K "
+                                  "partial kernels exist for configs with ConfigShape::split_k)"));
   }
-  return e;
+  return *e;
 }
 
 }  // namespace
 
+const char* to_string(ScaleKind scale) {
+  switch (scale) {
+    case ScaleKind::kNone:
+      return "none";
+    case ScaleKind::kPerTensor:
+      return "per-tensor";
+    case ScaleKind::kPerRowCol:
+      return "per-row-col";
+  }
+  return "unknown-scale";
+}
+
+std::string to_string(const KernelKey& key) {
+  const int c = static_cast<int>(key.config);
+  const char* config = c >= 0 && c < kNumConfigs ? kConfigShapes[c].name : "unknown-config";
+  return detail::cat("a=", flux::to_string(key.a), " b=", flux::to_string(key.b), " out=", flux::to_string(key.out),
+                     " acc=", flux::to_string(key.acc), " scale=", to_string(key.scale), " layout=",
+                     flux::to_string(key.layout), " config=", config, " output=",
+                     key.output == GemmOutput::kPartial ? "partial" : "final");
+}
+
+bool has_kernel(const KernelKey& key) { return find(key) != nullptr; }
+
 KernelInfo prepare_kernel(DType dtype, WeightLayout layout, ConfigId config, GemmOutput output, int device) {
-  return lookup(dtype, layout, config, output).prepare(device);
+  return lookup(core_kernel_key(dtype, layout, config, output)).prepare(device);
 }
 
 void launch_kernel(DType dtype, WeightLayout layout, ConfigId config, GemmOutput output, const KernelLaunch& launch,
                    cudaStream_t stream) {
-  lookup(dtype, layout, config, output).launch(launch, stream);
+  lookup(core_kernel_key(dtype, layout, config, output)).launch(launch, stream);
 }
 
 }  // namespace flux::gemm

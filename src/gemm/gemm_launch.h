@@ -10,12 +10,10 @@
 #include "flux/tile_order.h"
 #include "flux/types.h"
 #include "src/gemm/gemm_config.h"
+#include "src/gemm/kernel_key.h"
 #include "src/gemm/kernel/hook_params.h"
 
 namespace flux::gemm {
-
-// What the epilogue writes: C in the input dtype (+ bias), or fp32 split-K partials to a workspace.
-enum class GemmOutput : int32_t { kFinal = 0, kPartial = 1 };
 
 struct KernelLaunch {
   int64_t m = 0, n = 0, k = 0;
@@ -48,8 +46,8 @@ KernelInfo sm90_gemm_prepare(int device);
 template <DType kDType, WeightLayout kLayout, ConfigId kConfig, GemmOutput kOutput>
 void sm90_gemm_launch(const KernelLaunch& launch, cudaStream_t stream);
 
-// Runtime dispatch over the instantiations (gemm_dispatch.cpp); an output kind a config was not
-// compiled for is an Unsupported error naming it.
+// Runtime dispatch over the instantiations (gemm_dispatch.cpp, from the kernel manifest); a key with no
+// compiled kernel is an Unsupported error naming it (src/gemm/kernel_key.h), raised before any CUDA call.
 KernelInfo prepare_kernel(DType dtype, WeightLayout layout, ConfigId config, GemmOutput output, int device);
 void launch_kernel(DType dtype, WeightLayout layout, ConfigId config, GemmOutput output, const KernelLaunch& launch,
                    cudaStream_t stream);

@@ -134,7 +134,7 @@ int run_ag_gemm_bench(const std::vector<std::string>& argv, const std::string& c
       if (nccl) {
         runs.push_back({"nccl_comm", [&](int) {
                           FLUX_NCCL_CHECK(ncclAllGather(a[next_set()]->ptr, full.ptr, size_t(shard * k),
-                                                        detail::nccl_type(dtype), comm.nccl(),
+                                                        detail::nccl_data_type(dtype), comm.nccl(),
                                                         stream));
                         }});
       }

@@ -143,7 +143,7 @@ int run_gemm_ar_bench(const std::vector<std::string>& argv, const std::string& c
       };
       if (nccl) {
         runs.push_back({"nccl_comm", [&](int) {
-                          FLUX_NCCL_CHECK(ncclAllReduce(partial.ptr, out.ptr, size_t(m * n), detail::nccl_type(dtype), ncclSum,
+                          FLUX_NCCL_CHECK(ncclAllReduce(partial.ptr, out.ptr, size_t(m * n), detail::nccl_data_type(dtype), ncclSum,
                                                         comm.nccl(), stream));
                         }});
       }

@@ -138,7 +138,7 @@ int run_gemm_rs_bench(const std::vector<std::string>& argv, const std::string& c
       if (nccl) {
         runs.push_back({"nccl_comm", [&](int) {
                           FLUX_NCCL_CHECK(ncclReduceScatter(partial.ptr, recv.ptr, size_t(seg * n),
-                                                            detail::nccl_type(dtype), ncclSum,
+                                                            detail::nccl_data_type(dtype), ncclSum,
                                                             comm.nccl(), stream));
                         }});
       }

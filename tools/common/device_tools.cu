@@ -166,7 +166,16 @@ DeviceBuffer::~DeviceBuffer() {
   if (ptr) cudaFree(ptr);
 }
 
+namespace {
+// The tools' kernels are written for the 16-bit types the library runs today.
+void check_16bit(DType dtype, const char* what) {
+  FLUX_CHECK_ARG(dtype == DType::kBF16 || dtype == DType::kFP16, "flux tools: ", what, " for dtype ", to_string(dtype),
+                 " (expected bf16 or fp16)");
+}
+}  // namespace
+
 void fill_random(void* data, int64_t count, DType dtype, uint64_t seed, float scale, cudaStream_t stream) {
+  check_16bit(dtype, "fill_random");
   if (dtype == DType::kBF16) {
     fill_random_kernel<<<grid_for(count), 256, 0, stream>>>(static_cast<__nv_bfloat16*>(data), count, seed, scale);
   } else {
@@ -189,6 +198,7 @@ void reference_gemm_rows(DType dtype, WeightLayout layout, int64_t n, int64_t k,
                          const void* bias, const int32_t* rows, int64_t num_rows, double* out, cudaStream_t stream) {
   dim3 grid(static_cast<unsigned>((n + kRefCols - 1) / kRefCols),
             static_cast<unsigned>((num_rows + kRowsPerBlock - 1) / kRowsPerBlock));
+  check_16bit(dtype, "reference_gemm_rows");
   const bool nk = layout == WeightLayout::kNK;
 #define FLUX_REF_LAUNCH(T, NK)                                                                                \
   reference_rows_kernel<T, NK><<<grid, kRefCols, 0, stream>>>(n, k, static_cast<const T*>(a),                \
@@ -205,6 +215,7 @@ void reference_gemm_rows(DType dtype, WeightLayout layout, int64_t n, int64_t k,
 
 CompareResult compare_rows(DType dtype, int64_t n, const void* c, const int32_t* rows, int64_t num_rows,
                            const double* ref, cudaStream_t stream) {
+  check_16bit(dtype, "compare_rows");
   double* d_err = nullptr;
   FLUX_CUDA_CHECK(cudaMalloc(&d_err, sizeof(double) * 2 * num_rows + sizeof(unsigned long long) * num_rows));
   double* d_ref2 = d_err + num_rows;
@@ -249,7 +260,10 @@ CompareResult compare_rows(DType dtype, int64_t n, const void* c, const int32_t*
   return result;
 }
 
-double tolerance(DType dtype) { return dtype == DType::kBF16 ? 1e-2 : 5e-3; }
+double tolerance(DType dtype) {
+  check_16bit(dtype, "tolerance");
+  return dtype == DType::kBF16 ? 1e-2 : 5e-3;
+}
 
 std::string describe(const CompareResult& r) {
   std::ostringstream out;

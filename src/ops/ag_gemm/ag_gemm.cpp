@@ -161,7 +161,7 @@ struct AgGemmPlan::Impl {
   void run_sequential(const AgGemmLayout& L, const AgGemmArgs& args, cudaStream_t stream) {
     if (comm->nccl_available()) {
       FLUX_NCCL_CALL(*comm, ncclAllGather(args.a_shard.data, gathered->local(), size_t(L.shard_rows) * size_t(desc.k),
-                                          detail::nccl_type(desc.dtype), comm->nccl(), stream));
+                                          detail::nccl_data_type(desc.dtype), comm->nccl(), stream));
     } else {
       ops::AgGatherParams gp = gather_params(L, 128);
       FLUX_CUDA_CHECK(cudaMemsetAsync(block_parts, 0, sizeof(uint32_t) * size_t(gp.num_blocks), stream));

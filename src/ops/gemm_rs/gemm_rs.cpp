@@ -175,12 +175,12 @@ struct TileReduceCore {
     cublas_for(m, desc.n, bias_in_gemm, 0).run(g, stream);
     if (nccl && all) {
       FLUX_NCCL_CALL(*comm, ncclAllReduce(my_partial(), args.out.mutable_data(), size_t(m) * size_t(desc.n),
-                                          detail::nccl_type(desc.dtype), ncclSum, comm->nccl(), stream));
+                                          detail::nccl_data_type(desc.dtype), ncclSum, comm->nccl(), stream));
       return;
     }
     if (nccl) {
       FLUX_NCCL_CALL(*comm, ncclReduceScatter(my_partial(), args.out.mutable_data(), size_t(m / world) * size_t(desc.n),
-                                              detail::nccl_type(desc.dtype), ncclSum, comm->nccl(), stream));
+                                              detail::nccl_data_type(desc.dtype), ncclSum, comm->nccl(), stream));
       return;
     }
     const int64_t tiles = ((m + kSequentialTile - 1) / kSequentialTile) * ((desc.n + kSequentialTile - 1) / kSequentialTile);
@@ -220,10 +220,10 @@ struct TileReduceCore {
       if (nccl) {
         // Receive into the accumulator's memory (seg x nc elements of dtype fit), then place the columns.
         if (all) {
-          FLUX_NCCL_CALL(*comm, ncclAllReduce(g.c, acc, size_t(seg) * size_t(nc), detail::nccl_type(desc.dtype), ncclSum,
+          FLUX_NCCL_CALL(*comm, ncclAllReduce(g.c, acc, size_t(seg) * size_t(nc), detail::nccl_data_type(desc.dtype), ncclSum,
                                               comm->nccl(), rt->side()));
         } else {
-          FLUX_NCCL_CALL(*comm, ncclReduceScatter(g.c, acc, size_t(seg) * size_t(nc), detail::nccl_type(desc.dtype),
+          FLUX_NCCL_CALL(*comm, ncclReduceScatter(g.c, acc, size_t(seg) * size_t(nc), detail::nccl_data_type(desc.dtype),
                                                   ncclSum, comm->nccl(), rt->side()));
         }
         FLUX_CUDA_CHECK(cudaMemcpy2DAsync(static_cast<char*>(args.out.mutable_data()) + col[c] * int64_t(es),
