@@ -16,8 +16,10 @@
 //                     (or its M-block counter bumped) so another agent can consume it.
 // M-blocks are select(m).tile_m rows; tiles are select(m).tile_m x select(m).tile_n.
 //
-// Threading: a plan is immutable after construction; run() may be called from several threads on
-// different streams. run() never synchronizes the host (CUDA-graph capturable).
+// Threading: a plan's configuration is fixed at construction; run() may be called from several threads
+// on different streams (its selection cache and per-stream split-K workspaces are mutex-guarded). run()
+// never synchronizes the host (CUDA-graph capturable), except the first split-K call on a stream,
+// which allocates that stream's workspace (outside capture only).
 #pragma once
 
 #include <cuda_runtime_api.h>
