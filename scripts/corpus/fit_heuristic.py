@@ -22,9 +22,10 @@ CONFIGS = [  # id, name, tile_m, tile_n, tile_k, cluster_m, cluster_n, pingpong,
     (1, "128x128x64_pingpong_c1x2", 128, 128, 64, 1, 2, True, True),
     (2, "256x128x64_coop_c1x2", 256, 128, 64, 1, 2, False, False),
     (3, "64x256x64_pingpong_c1x2", 64, 256, 64, 1, 2, True, True),
+    (4, "64x128x64_pingpong_swapab_c1x2", 64, 128, 64, 1, 2, True, True),  # swap-AB: a candidate for M <= 64
 ]
-RATE = [1.00, 1.04, 1.00, 1.00]
-MAX_SPLIT, MIN_DEPTH = 16, 256
+RATE = [1.00, 1.04, 1.00, 1.00, 1.00]
+MAX_SPLIT, MIN_DEPTH, SWAP_MAX_M = 16, 256, 64
 
 
 def cdiv(a, b):
@@ -51,6 +52,8 @@ def predict(c, m, n, k, s, conc, K):
 def choose(m, n, k, sms, K):
     best = None
     for c in CONFIGS:
+        if "swapab" in c[1] and m > SWAP_MAX_M:
+            continue
         conc = sms // (c[5] * c[6])
         cands = [1]
         if c[8]:
@@ -73,6 +76,11 @@ def order_of(c, m, n, sms):
     """The heuristic's raster / swizzle for config c (gemm_config.cpp)."""
     _, _, tm, tn, _, cm, cn, pp, _ = c
     um, un = cdiv(cdiv(m, tm), cm), cdiv(cdiv(n, tn), cn)
+    if "swapab" in c[1]:  # the kernel's units: its M runs over N
+        s = 1
+        while s * 2 <= 8 and s * 2 <= un:
+            s *= 2
+        return "row", s
     if pp:
         s = 1
         while s * 2 <= 8 and s * 2 <= um:
