@@ -35,6 +35,11 @@ bool overlaps(const void* a, int64_t a_bytes, const void* b, int64_t b_bytes) {
   return a0 < b0 + static_cast<uintptr_t>(b_bytes) && b0 < a0 + static_cast<uintptr_t>(a_bytes);
 }
 
+// Bytes of fp32 split-K partials a selection needs for M rows: [splits, M, N].
+int64_t split_k_partial_bytes(const GemmSelection& sel, int64_t m, int64_t n) {
+  return sel.splits > 1 ? int64_t(sel.splits) * m * n * int64_t(sizeof(float)) : 0;
+}
+
 bool is_valid_swizzle(int32_t s) { return s == 1 || s == 2 || s == 4 || s == 8 || s == 16; }
 
 Raster parse_raster(const std::string& text) {
@@ -308,9 +313,8 @@ GemmSelection GemmPlan::Impl::select_uncached(int64_t m) const {
     gemm::TuneKey key{p.desc.dtype, p.desc.layout, p.desc.n, p.desc.k,
                       p.options.max_sms > 0 ? p.options.max_sms : p.limits.sm_count, gemm::TuneCache::m_bucket(m)};
     const gemm::TuneChoice* c = p.tune.find(key);
-    const bool swap_choice = c != nullptr && gemm::config_shape_by_name(c->config) != nullptr &&
-                             gemm::config_shape_by_name(c->config)->swap_ab;
-    if (c != nullptr && (p.options.allow_swap_ab || !swap_choice)) {
+    const gemm::ConfigShape* shape = c != nullptr ? gemm::config_shape_by_name(c->config) : nullptr;
+    if (c != nullptr && (p.options.allow_swap_ab || shape == nullptr || !shape->swap_ab)) {
       gemm::apply_tune_choice(*c, m, p.desc.n, p.desc.k, p.tune_path, &sel);
     }
   }
@@ -336,10 +340,7 @@ GemmSelection GemmPlan::Impl::select_uncached(int64_t m) const {
   return sel;
 }
 
-int64_t GemmPlan::workspace_bytes(int64_t m) const {
-  const GemmSelection sel = select(m);
-  return sel.splits > 1 ? int64_t(sel.splits) * m * impl_->desc.n * int64_t(sizeof(float)) : 0;
-}
+int64_t GemmPlan::workspace_bytes(int64_t m) const { return split_k_partial_bytes(select(m), m, impl_->desc.n); }
 
 void GemmPlan::run(const GemmArgs& args, cudaStream_t stream) const {
   Impl& p = *impl_;
@@ -350,10 +351,21 @@ void GemmPlan::run(const GemmArgs& args, cudaStream_t stream) const {
                  p.limits.device, " (expected the plan's device to be current)");
 
   GemmSelection sel = select(args.m);
+  TileOrderSpec spec = args.order ? *args.order : p.options.order;
+  if (args.order) validate_tile_order_spec(spec);
+  spec.raster = spec.raster != Raster::kAuto ? spec.raster : sel.raster;
+  spec.swizzle = spec.swizzle != 0 ? spec.swizzle : sel.swizzle;
+  if (sel.config.swap_ab) {
+    FLUX_CHECK_ARG(args.wait.flags == nullptr && args.publish.mode == PublishMode::kNone && spec.segments == 1 &&
+                       spec.col_bands == 1,
+                   "flux gemm: config ", sel.config.name, " (swap-AB, chosen for M = ", args.m,
+                   ") cannot run wait-before-load, publish-after-store or a segmented tile order (expected a plan "
+                   "built with GemmOptions::allow_swap_ab = false for calls that use them)");
+  }
   float* workspace = nullptr;
   uint32_t* arrivals = nullptr;
   if (sel.splits > 1) {
-    const int64_t needed = int64_t(sel.splits) * args.m * p.desc.n * int64_t(sizeof(float));
+    const int64_t needed = split_k_partial_bytes(sel, args.m, p.desc.n);
     const bool publish = args.publish.mode != PublishMode::kNone;
     if (args.workspace != nullptr) {
       FLUX_CHECK_ARG(args.workspace_bytes >= needed, "flux gemm: workspace of ", args.workspace_bytes,
@@ -408,17 +420,6 @@ void GemmPlan::run(const GemmArgs& args, cudaStream_t stream) const {
     }
   }
 
-  TileOrderSpec spec = args.order ? *args.order : p.options.order;
-  if (args.order) validate_tile_order_spec(spec);
-  spec.raster = spec.raster != Raster::kAuto ? spec.raster : sel.raster;
-  spec.swizzle = spec.swizzle != 0 ? spec.swizzle : sel.swizzle;
-  if (sel.config.swap_ab) {
-    FLUX_CHECK_ARG(args.wait.flags == nullptr && args.publish.mode == PublishMode::kNone && spec.segments == 1 &&
-                       spec.col_bands == 1,
-                   "flux gemm: config ", sel.config.name, " (swap-AB, chosen for M = ", args.m,
-                   ") cannot run wait-before-load, publish-after-store or a segmented tile order (expected a plan "
-                   "built with GemmOptions::allow_swap_ab = false for calls that use them)");
-  }
 
   gemm::KernelLaunch launch;
   launch.m = args.m;

@@ -104,6 +104,11 @@ int32_t pow2_at_most(int64_t limit, int32_t cap) {
   return s;
 }
 
+// Work units (one cluster's tiles each) of config c for an M x N output.
+int64_t units_of(const GemmConfigInfo& c, int64_t m, int64_t n) {
+  return ceil_div(ceil_div(m, c.tile_m), c.cluster_m) * ceil_div(ceil_div(n, c.tile_n), c.cluster_n);
+}
+
 struct Prediction {
   double us = 0.0;
   int64_t units = 0, waves = 0, concurrent = 0;
@@ -111,8 +116,7 @@ struct Prediction {
 
 Prediction predict(const GemmConfigInfo& c, int64_t m, int64_t n, int64_t k, int32_t splits, int64_t concurrent) {
   Prediction p;
-  const int64_t tiles_m = ceil_div(m, c.tile_m), tiles_n = ceil_div(n, c.tile_n);
-  p.units = ceil_div(tiles_m, c.cluster_m) * ceil_div(tiles_n, c.cluster_n);
+  p.units = units_of(c, m, n);
   p.concurrent = std::max<int64_t>(concurrent, 1);
   p.waves = ceil_div(p.units * splits, p.concurrent);
   const double es = 2.0;  // bf16 / fp16
@@ -174,7 +178,7 @@ GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLi
     } else {
       candidates.push_back(1);
       if (split_k == 0 && c.split_k) {
-        const int64_t units = ceil_div(ceil_div(m, c.tile_m), c.cluster_m) * ceil_div(ceil_div(n, c.tile_n), c.cluster_n);
+        const int64_t units = units_of(c, m, n);
         for (int32_t s = 2; s <= kMaxSplitK; ++s) {
           if (!split_k_divides(k, s) || k / s < kMinSplitKDepth) continue;
           if (units * s > 2 * concurrent) break;  // the workspace bound (split_k_workspace_bound)
