@@ -214,6 +214,11 @@ constexpr int32_t kMaxSplitK = 16;
 constexpr int64_t kMinSplitKDepth = 256;
 // Whether K can be cut into S slices for a TMA-loaded split-K (S divides K, K / S a multiple of 8).
 bool split_k_divides(int64_t k, int32_t splits);
+// Whether S is a split the heuristic (and flux-bench's sweep and tune) consider for this K: it divides K
+// and each slice is at least kMinSplitKDepth deep.
+inline bool split_k_candidate(int64_t k, int32_t splits) {
+  return splits >= 2 && splits <= kMaxSplitK && split_k_divides(k, splits) && k / splits >= kMinSplitKDepth;
+}
 // The most workspace any split-K selection on this device can ask for (bytes).
 int64_t split_k_workspace_bound(const DeviceLimits& limits);
 

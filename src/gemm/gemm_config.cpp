@@ -180,7 +180,7 @@ GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLi
       if (split_k == 0 && c.split_k) {
         const int64_t units = units_of(c, m, n);
         for (int32_t s = 2; s <= kMaxSplitK; ++s) {
-          if (!split_k_divides(k, s) || k / s < kMinSplitKDepth) continue;
+          if (!split_k_candidate(k, s)) continue;
           if (units * s > 2 * concurrent) break;  // the workspace bound (split_k_workspace_bound)
           candidates.push_back(s);
         }

@@ -307,7 +307,7 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
           // Split-K variants in the heuristic's tile order (the order matters little with few tiles).
           if (!cfg.split_k) continue;
           for (int32_t splits = 2; splits <= kMaxSplitK; ++splits) {
-            if (!split_k_divides(k, splits) || k / splits < kMinSplitKDepth) continue;
+            if (!split_k_candidate(k, splits)) continue;
             GemmOptions o;
             o.config = cfg.name;
             o.split_k = splits;

@@ -135,7 +135,7 @@ int run_tune_bench(const std::vector<std::string>& argv, const std::string& comm
           }
           if (!cfg.split_k) continue;
           for (int32_t splits = 2; splits <= kMaxSplitK; ++splits) {
-            if (!split_k_divides(k, splits) || k / splits < kMinSplitKDepth) continue;
+            if (!split_k_candidate(k, splits)) continue;
             GemmOptions o = base;
             o.config = cfg.name;
             o.split_k = splits;
