@@ -6,12 +6,17 @@
 # generated/gemm_kernel_manifest.inc, the list gemm_dispatch.cpp builds its table from: this file is the one
 # list of compiled kernels. The config names must match ConfigId in src/gemm/gemm_config.h, the split-K list
 # its ConfigShape::split_k (tests/gemm/test_kernel_key.cpp checks both).
+# The skinny (decode) configs (ConfigShape::skinny) are a kernel family of their own
+# (src/gemm/kernel/skinny_gemm_instance.cu.in, FLUX_GEMM_SKINNY_KERNEL lines), compiled for the K-major weight
+# (kNK) only, final and split-K partial outputs.
 
 set(FLUX_GEMM_DTYPES kBF16 kFP16)
 set(FLUX_GEMM_LAYOUTS kNK kKN)
 set(FLUX_GEMM_CONFIGS k128x256x64CoopC2x1 k128x128x64PingpongC1x2 k256x128x64CoopC1x2 k64x256x64PingpongC1x2
     k64x128x64PingpongSwapC1x2)
 set(FLUX_GEMM_SPLIT_K_CONFIGS k128x128x64PingpongC1x2 k64x256x64PingpongC1x2 k64x128x64PingpongSwapC1x2)
+set(FLUX_GEMM_SKINNY_CONFIGS k16x64x128Skinny k64x64x64Skinny)
+set(FLUX_GEMM_SKINNY_LAYOUTS kNK)
 
 function(flux_generate_gemm_instances out_var)
   set(sources)
@@ -39,6 +44,22 @@ function(flux_generate_gemm_instances out_var)
           configure_file("${PROJECT_SOURCE_DIR}/src/gemm/kernel/sm90_gemm_instance.cu.in" "${file}" @ONLY)
           list(APPEND sources "${file}")
           string(APPEND manifest "FLUX_GEMM_KERNEL(${FLUX_DTYPE}, ${FLUX_LAYOUT}, ${FLUX_CONFIG}, ${FLUX_OUTPUT})\n")
+        endforeach()
+      endforeach()
+    endforeach()
+    foreach(FLUX_LAYOUT IN LISTS FLUX_GEMM_SKINNY_LAYOUTS)
+      foreach(FLUX_CONFIG IN LISTS FLUX_GEMM_SKINNY_CONFIGS)
+        foreach(FLUX_OUTPUT kFinal kPartial)
+          string(TOLOWER "${FLUX_DTYPE}_${FLUX_LAYOUT}_${FLUX_CONFIG}" stem)
+          string(REGEX REPLACE "^k" "" stem "${stem}")
+          string(REPLACE "_k" "_" stem "${stem}")
+          if(FLUX_OUTPUT STREQUAL "kPartial")
+            string(APPEND stem "_partial")
+          endif()
+          set(file "${CMAKE_BINARY_DIR}/generated/skinny_gemm_${stem}.cu")
+          configure_file("${PROJECT_SOURCE_DIR}/src/gemm/kernel/skinny_gemm_instance.cu.in" "${file}" @ONLY)
+          list(APPEND sources "${file}")
+          string(APPEND manifest "FLUX_GEMM_SKINNY_KERNEL(${FLUX_DTYPE}, ${FLUX_LAYOUT}, ${FLUX_CONFIG}, ${FLUX_OUTPUT})\n")
         endforeach()
       endforeach()
     endforeach()

@@ -57,8 +57,11 @@ struct GemmConfigInfo {
   bool pingpong = false;  // ping-pong (two math warp groups on alternate tiles) vs cooperative
   bool split_k = false;   // can run split-K (compiled with fp32 partial output as well)
   bool swap_ab = false;   // computes C^T = op(B) A^T (decode-sized M); cannot run the extension points
+  bool skinny = false;    // a decode kernel (no clusters, one CTA per tile; weight [N, K] only)
 };
 const std::vector<GemmConfigInfo>& gemm_configs();
+// Whether this build has the config's kernel for (dtype, layout) (the skinny configs: WeightLayout::kNK only).
+bool gemm_config_compiled(const GemmConfigInfo& config, DType dtype, WeightLayout layout);
 
 // What run() will do for a given M: config, resolved tile order and the reason for the choice.
 struct GemmSelection {
@@ -202,7 +205,7 @@ TileOrderMap make_tile_order_map(int64_t m, int64_t n, const GemmConfigInfo& con
 
 // The config heuristic: pure function of the shape and the device limits (no GPU needed).
 // `max_active_clusters[i]` is how many clusters of config i fit on the device at once (0: use
-// sm_count / cluster size). `split_k`: 0 = choose (1 .. kMaxSplitK), 1 = never split, S > 1 = S.
+// sm_count / cluster size; negative: config i has no kernel for the plan, not a candidate). `split_k`: 0 = choose (1 .. kMaxSplitK), 1 = never split, S > 1 = S.
 // `allow_swap_ab`: whether swap-AB configs are candidates.
 GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLimits& limits,
                                  const std::vector<int>& max_active_clusters = {}, int32_t split_k = 0,

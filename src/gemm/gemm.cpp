@@ -234,7 +234,20 @@ GemmPlan::GemmPlan(const GemmDesc& desc, const GemmOptions& options) : impl_(std
                                   p.limits.cc_minor, "; the GEMM core is built for sm_90a (Hopper: H100, H200)"));
   }
   FLUX_CHECK_ARG(options.max_sms >= 0, "flux gemm: max_sms ", options.max_sms, " (expected >= 0; 0 = all SMs)");
+  if (p.forced_config >= 0 && !gemm_config_compiled(gemm_configs()[p.forced_config], desc.dtype, desc.layout)) {
+    throw Unsupported(detail::cat("flux gemm: config ", gemm_configs()[p.forced_config].name, " (forced) has no kernel for ",
+                                  to_string(desc.dtype), " with weight layout ", to_string(desc.layout),
+                                  " (the skinny configs read B as [N, K] only; cmake/FluxInstantiations.cmake lists "
+                                  "the compiled kernels)"));
+  }
   for (const GemmConfigInfo& c : gemm_configs()) {
+    if (!gemm_config_compiled(c, desc.dtype, desc.layout)) {
+      // Not compiled for this plan (a skinny config with a [K, N] weight): never a candidate.
+      p.kernels.push_back(gemm::KernelInfo{});
+      p.max_active_clusters.push_back(-1);
+      p.max_active_clusters_partial.push_back(-1);
+      continue;
+    }
     gemm::KernelInfo info = gemm::prepare_kernel(desc.dtype, desc.layout, static_cast<gemm::ConfigId>(c.id),
                                                  gemm::GemmOutput::kFinal, p.limits.device);
     FLUX_CHECK(info.smem_bytes <= p.limits.smem_per_block_optin, "config ", c.name, " needs ", info.smem_bytes,
@@ -314,7 +327,8 @@ GemmSelection GemmPlan::Impl::select_uncached(int64_t m) const {
                       p.options.max_sms > 0 ? p.options.max_sms : p.limits.sm_count, gemm::TuneCache::m_bucket(m)};
     const gemm::TuneChoice* c = p.tune.find(key);
     const gemm::ConfigShape* shape = c != nullptr ? gemm::config_shape_by_name(c->config) : nullptr;
-    if (c != nullptr && (p.options.allow_swap_ab || shape == nullptr || !shape->swap_ab)) {
+    const bool compiled = shape != nullptr && p.max_active_clusters[static_cast<int>(shape->id)] >= 0;
+    if (c != nullptr && compiled && (p.options.allow_swap_ab || !shape->swap_ab)) {
       gemm::apply_tune_choice(*c, m, p.desc.n, p.desc.k, p.tune_path, &sel);
     }
   }

@@ -31,6 +31,7 @@ const std::vector<GemmConfigInfo>& gemm_configs() {
       info.pingpong = s.pingpong;
       info.split_k = s.split_k;
       info.swap_ab = s.swap_ab;
+      info.skinny = s.skinny;
       out.push_back(info);
     }
     return out;
@@ -52,7 +53,8 @@ namespace {
 //   64x256x64_pingpong_c1x2  1.00  (clustered 2x1 on that sweep: 1-2% behind 128x128 ping-pong; wins
 //                                  where 64-row tiles waste fewer rows, M <= 64)
 //   64x128x64_pingpong_swapab 1.00 not yet measured (added after the sweep; a first estimate)
-constexpr double kRelativeRate[gemm::kNumConfigs] = {1.00, 1.04, 1.00, 1.00, 1.00};
+//   the skinny configs      (not used: predict_skinny() models them)
+constexpr double kRelativeRate[gemm::kNumConfigs] = {1.00, 1.04, 1.00, 1.00, 1.00, 1.00, 1.00};
 
 // The time model (microseconds), for a config and a split factor S:
 //   work items  = units x S (a unit is one cluster's tiles; each item runs K / S)
@@ -134,6 +136,33 @@ Prediction predict(const GemmConfigInfo& c, int64_t m, int64_t n, int64_t k, int
   return p;
 }
 
+// The skinny (decode) configs, a model of their own: no clusters and no pipeline to fill, each CTA streams
+// its item's rows of B (tile_n x K / S) with a fixed number of bytes in flight (threads x U chunks x 2
+// rows x 16 B), so one item takes its bytes / (bytes in flight / latency); items run in waves of the
+// resident CTAs; bounded below by the bytes over HBM; split-K adds the same reduction as above.
+// Constants: first estimates (latency of a loaded HBM access ~1.5 us; launch and drain 3 us), to be fitted
+// on the tune half's sweep like the others.
+constexpr double kSkinnyLatencyUs = 1.5;
+constexpr double kSkinnyFillUs = 3.0;
+
+Prediction predict_skinny(const GemmConfigInfo& c, int64_t m, int64_t n, int64_t k, int32_t splits, int64_t concurrent) {
+  Prediction p;
+  p.units = units_of(c, m, n);
+  p.concurrent = std::max<int64_t>(concurrent, 1);
+  p.waves = ceil_div(p.units * splits, p.concurrent);
+  const double es = 2.0;
+  const double threads = double(c.tile_n / 16 * 32);
+  const double in_flight = threads * double(c.tile_k / 32) * 2.0 * 16.0;  // bytes of B per CTA in flight
+  const double item_bytes = double(c.tile_n) * double(k / splits) * es;
+  const double item_us = item_bytes / (in_flight / kSkinnyLatencyUs);
+  const double compute_us = kSkinnyFillUs + double(p.waves) * item_us;
+  double bytes = (double(m) * k + double(n) * k + double(m) * n) * es;
+  if (splits > 1) bytes += double(splits) * m * n * 4.0;
+  p.us = std::max(compute_us, bytes / kHbmBytesPerUs);
+  if (splits > 1) p.us += kReduceFixedUs + (double(splits) * m * n * 4.0 + double(m) * n * es) / kHbmBytesPerUs;
+  return p;
+}
+
 }  // namespace
 
 bool split_k_divides(int64_t k, int32_t splits) {
@@ -143,9 +172,11 @@ bool split_k_divides(int64_t k, int32_t splits) {
 int64_t split_k_workspace_bound(const DeviceLimits& limits) {
   int64_t bound = 0;
   for (const GemmConfigInfo& c : gemm_configs()) {
-    // At most two waves of items: splits x units <= 2 x sm_count / cluster size, and each unit covers
-    // cluster_m x cluster_n tiles of tile_m x tile_n fp32 elements per slice.
-    if (c.split_k) bound = std::max<int64_t>(bound, int64_t(2) * limits.sm_count * c.tile_m * c.tile_n * 4);
+    // At most two waves of items: splits x units <= 2 x sm_count / cluster size (x kSkinnyMaxCtasPerSm for
+    // the skinny configs, one-CTA items), and each unit covers cluster_m x cluster_n tiles of tile_m x
+    // tile_n fp32 elements per slice.
+    const int64_t per_sm = c.skinny ? gemm::kSkinnyMaxCtasPerSm : 1;
+    if (c.split_k) bound = std::max<int64_t>(bound, int64_t(2) * limits.sm_count * per_sm * c.tile_m * c.tile_n * 4);
   }
   return bound;
 }
@@ -168,10 +199,13 @@ GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLi
   for (const GemmConfigInfo& c : configs) {
     // Swap-AB is the decode config (M within one 64-row group); not a candidate elsewhere until measured.
     if (c.swap_ab && (!allow_swap_ab || m > kSwapAbMaxM)) continue;
-    int64_t concurrent = limits.sm_count / (c.cluster_m * c.cluster_n);
-    if (static_cast<size_t>(c.id) < max_active_clusters.size() && max_active_clusters[c.id] > 0) {
-      concurrent = max_active_clusters[c.id];
-    }
+    // The skinny configs are for M within one of their tiles (their purpose: decode; taller M re-streams B
+    // once per 16 or 64 rows).
+    if (c.skinny && m > c.tile_m) continue;
+    const bool known = static_cast<size_t>(c.id) < max_active_clusters.size();
+    if (known && max_active_clusters[c.id] < 0) continue;  // no kernel for this plan's dtype / layout
+    int64_t concurrent = limits.sm_count / (c.cluster_m * c.cluster_n) * (c.skinny ? gemm::kSkinnyMaxCtasPerSm : 1);
+    if (known && max_active_clusters[c.id] > 0) concurrent = max_active_clusters[c.id];
     std::vector<int32_t> candidates;
     if (split_k > 1) {
       if (c.split_k) candidates.push_back(split_k);
@@ -187,7 +221,7 @@ GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLi
       }
     }
     for (int32_t s : candidates) {
-      Prediction p = predict(c, m, n, k, s, concurrent);
+      Prediction p = c.skinny ? predict_skinny(c, m, n, k, s, concurrent) : predict(c, m, n, k, s, concurrent);
       if (s == 1 && (best < 0 || p.us < best_unsplit_us)) best_unsplit_us = p.us;
       const double bar = s > 1 ? 1.0 - kSplitMinGain : 1.0 - 1e-9;
       if (best < 0 || p.us < best_p.us * bar) {
@@ -207,7 +241,11 @@ GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLi
   sel.tiles_m = ceil_div(m, c.tile_m);
   sel.tiles_n = ceil_div(n, c.tile_n);
   int64_t units_m = ceil_div(sel.tiles_m, c.cluster_m), units_n = ceil_div(sel.tiles_n, c.cluster_n);
-  if (c.swap_ab) {
+  if (c.skinny) {
+    // Few tile rows (usually one): plain row-major, every CTA on its own columns of B.
+    sel.raster = Raster::kRowMajor;
+    sel.swizzle = 1;
+  } else if (c.swap_ab) {
     // The tile order runs over the kernel's units (its M over N): bands of its M, as ping-pong.
     sel.raster = Raster::kRowMajor;
     sel.swizzle = pow2_at_most(units_n, kPingpongSwizzle);

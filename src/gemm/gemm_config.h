@@ -27,6 +27,12 @@
 //       kernels on the H200 do the same (nvjet ..._64x8_..., 16x64, 24x64: ncu, 2026-12-01). It cannot
 //       run the extension points (its tiles run the other way): GemmOptions::allow_swap_ab = false for
 //       plans that use them (the fused ops' GEMMs).
+//   16x64x128 and 64x64x64 skinny (src/gemm/kernel/skinny_gemm.cuh): decode kernels without TMA,
+//       clusters or a shared-memory pipeline (the warp-specialized kernels' fixed cost, ~8-10 us in
+//       ncu, is most of a decode call): 4 warps per CTA stream 16 rows of B each straight into
+//       registers and multiply with mma.sync; one CTA per tile and K slice. All three extension points
+//       work. Compiled for the K-major weight (WeightLayout::kNK) only; tile_k is the K a lane has in
+//       flight per loop (16 rows: 4 chunks of 32; 64 rows: 2, for registers).
 #pragma once
 
 #include <cstdint>
@@ -40,8 +46,14 @@ enum class ConfigId : int32_t {
   k256x128x64CoopC1x2 = 2,
   k64x256x64PingpongC1x2 = 3,
   k64x128x64PingpongSwapC1x2 = 4,
+  k16x64x128Skinny = 5,
+  k64x64x64Skinny = 6,
 };
-constexpr int kNumConfigs = 5;
+constexpr int kNumConfigs = 7;
+
+// Skinny configs: CTAs of one tile each, at most this many counted resident per SM (the split-K
+// candidates and split_k_workspace_bound() assume at most that many items per wave).
+constexpr int kSkinnyMaxCtasPerSm = 4;
 
 struct ConfigShape {
   ConfigId id;
@@ -51,15 +63,18 @@ struct ConfigShape {
   bool pingpong;
   bool split_k;  // also compiled with fp32 partial output (split-K, GemmOutput::kPartial)
   bool swap_ab;  // computes C^T = op(B) A^T: the kernel's M runs over N, its N over M (see below)
+  bool skinny;   // a decode kernel of src/gemm/kernel/skinny_gemm.cuh (no clusters; kNK weights only)
 };
 
 // The single source of the config shapes: the kernels (ConfigTraits) and the host table read it.
 constexpr ConfigShape kConfigShapes[kNumConfigs] = {
-    {ConfigId::k128x256x64CoopC2x1, "128x256x64_coop_c2x1", 128, 256, 64, 2, 1, false, false, false},
-    {ConfigId::k128x128x64PingpongC1x2, "128x128x64_pingpong_c1x2", 128, 128, 64, 1, 2, true, true, false},
-    {ConfigId::k256x128x64CoopC1x2, "256x128x64_coop_c1x2", 256, 128, 64, 1, 2, false, false, false},
-    {ConfigId::k64x256x64PingpongC1x2, "64x256x64_pingpong_c1x2", 64, 256, 64, 1, 2, true, true, false},
-    {ConfigId::k64x128x64PingpongSwapC1x2, "64x128x64_pingpong_swapab_c1x2", 64, 128, 64, 1, 2, true, true, true},
+    {ConfigId::k128x256x64CoopC2x1, "128x256x64_coop_c2x1", 128, 256, 64, 2, 1, false, false, false, false},
+    {ConfigId::k128x128x64PingpongC1x2, "128x128x64_pingpong_c1x2", 128, 128, 64, 1, 2, true, true, false, false},
+    {ConfigId::k256x128x64CoopC1x2, "256x128x64_coop_c1x2", 256, 128, 64, 1, 2, false, false, false, false},
+    {ConfigId::k64x256x64PingpongC1x2, "64x256x64_pingpong_c1x2", 64, 256, 64, 1, 2, true, true, false, false},
+    {ConfigId::k64x128x64PingpongSwapC1x2, "64x128x64_pingpong_swapab_c1x2", 64, 128, 64, 1, 2, true, true, true, false},
+    {ConfigId::k16x64x128Skinny, "16x64x128_skinny_mma", 16, 64, 128, 1, 1, false, true, false, true},
+    {ConfigId::k64x64x64Skinny, "64x64x64_skinny_mma", 64, 64, 64, 1, 1, false, true, false, true},
 };
 
 constexpr const ConfigShape& config_shape(ConfigId id) { return kConfigShapes[static_cast<int>(id)]; }

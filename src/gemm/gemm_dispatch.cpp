@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "flux/error.h"
+#include "flux/gemm.h"
 #include "src/common/check.h"
 #include "src/gemm/gemm_launch.h"
 #include "src/gemm/kernel_key.h"
@@ -29,7 +30,12 @@ const std::vector<Entry>& table() {
   Entry{core_kernel_key(DType::D, WeightLayout::L, ConfigId::C, GemmOutput::O),                          \
         &sm90_gemm_prepare<DType::D, WeightLayout::L, ConfigId::C, GemmOutput::O>,                       \
         &sm90_gemm_launch<DType::D, WeightLayout::L, ConfigId::C, GemmOutput::O>},
+#define FLUX_GEMM_SKINNY_KERNEL(D, L, C, O)                                                              \
+  Entry{core_kernel_key(DType::D, WeightLayout::L, ConfigId::C, GemmOutput::O),                          \
+        &sm90_skinny_prepare<DType::D, WeightLayout::L, ConfigId::C, GemmOutput::O>,                     \
+        &sm90_skinny_launch<DType::D, WeightLayout::L, ConfigId::C, GemmOutput::O>},
 #include "generated/gemm_kernel_manifest.inc"
+#undef FLUX_GEMM_SKINNY_KERNEL
 #undef FLUX_GEMM_KERNEL
   };
   return entries;
@@ -76,6 +82,20 @@ std::string to_string(const KernelKey& key) {
 }
 
 bool has_kernel(const KernelKey& key) { return find(key) != nullptr; }
+
+}  // namespace flux::gemm
+
+namespace flux {
+
+bool gemm_config_compiled(const GemmConfigInfo& config, DType dtype, WeightLayout layout) {
+  if (config.id < 0 || config.id >= gemm::kNumConfigs) return false;
+  return gemm::has_kernel(
+      gemm::core_kernel_key(dtype, layout, static_cast<gemm::ConfigId>(config.id), gemm::GemmOutput::kFinal));
+}
+
+}  // namespace flux
+
+namespace flux::gemm {
 
 KernelInfo prepare_kernel(DType dtype, WeightLayout layout, ConfigId config, GemmOutput output, int device) {
   return lookup(core_kernel_key(dtype, layout, config, output)).prepare(device);

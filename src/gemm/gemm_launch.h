@@ -27,7 +27,7 @@ struct KernelLaunch {
   kernel::WaitHookParams wait{};
   kernel::PublishHookParams publish{};
   int device = 0;
-  int num_clusters = 0;  // persistent grid: min(units, max active clusters)
+  int num_clusters = 0;  // persistent grid: min(units, max active clusters) (the skinny kernels: one CTA per item)
   bool programmatic = false;  // launch as a programmatic dependent of the previous kernel on the stream
 };
 
@@ -45,6 +45,14 @@ KernelInfo sm90_gemm_prepare(int device);
 
 template <DType kDType, WeightLayout kLayout, ConfigId kConfig, GemmOutput kOutput>
 void sm90_gemm_launch(const KernelLaunch& launch, cudaStream_t stream);
+
+// The skinny decode kernels (ConfigShape::skinny; src/gemm/kernel/skinny_gemm.cuh, instantiated by the generated
+// skinny_gemm_*.cu files): the same contract, a kernel family of their own.
+template <DType kDType, WeightLayout kLayout, ConfigId kConfig, GemmOutput kOutput>
+KernelInfo sm90_skinny_prepare(int device);
+
+template <DType kDType, WeightLayout kLayout, ConfigId kConfig, GemmOutput kOutput>
+void sm90_skinny_launch(const KernelLaunch& launch, cudaStream_t stream);
 
 // Runtime dispatch over the instantiations (gemm_dispatch.cpp, from the kernel manifest); a key with no
 // compiled kernel is an Unsupported error naming it (src/gemm/kernel_key.h), raised before any CUDA call.

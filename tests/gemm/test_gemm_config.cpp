@@ -23,12 +23,27 @@ flux::DeviceLimits h200_like() {
 
 TEST(GemmConfig, TableIsConsistent) {
   const auto& configs = flux::gemm_configs();
-  ASSERT_EQ(configs.size(), 5u);
+  ASSERT_EQ(configs.size(), 7u);
   std::set<std::string> names;
+  int skinny = 0;
   for (size_t i = 0; i < configs.size(); ++i) {
     const auto& c = configs[i];
     EXPECT_EQ(c.id, static_cast<int>(i));
     EXPECT_TRUE(names.insert(c.name).second) << "duplicate config name " << c.name;
+    std::string expect = std::to_string(c.tile_m) + "x" + std::to_string(c.tile_n) + "x" + std::to_string(c.tile_k);
+    EXPECT_EQ(std::string(c.name).rfind(expect, 0), 0u) << "name must spell the tile: " << c.name;
+    if (c.skinny) {
+      // Decode kernels: one CTA per tile (no cluster), 4 warps of 16 columns, K in chunks of 32 per lane,
+      // tile rows a multiple of the instruction's 8; they split K; they run the hooks (no swap of the tiles).
+      ++skinny;
+      EXPECT_EQ(c.cluster_m * c.cluster_n, 1) << c.name;
+      EXPECT_EQ(c.tile_n, 64) << c.name;
+      EXPECT_EQ(c.tile_k % 32, 0) << c.name;
+      EXPECT_EQ(c.tile_m % 8, 0) << c.name;
+      EXPECT_TRUE(c.split_k) << c.name;
+      EXPECT_FALSE(c.swap_ab || c.pingpong) << c.name;
+      continue;
+    }
     EXPECT_EQ(c.tile_k, 64);
     EXPECT_GE(c.tile_m, 64);
     EXPECT_GE(c.tile_n, 128);
@@ -39,8 +54,31 @@ TEST(GemmConfig, TableIsConsistent) {
     }
     // Split-K runs on the ping-pong configs (the small-M ones); the cooperative ones are whole-K only.
     EXPECT_EQ(c.split_k, c.pingpong) << c.name;
-    std::string expect = std::to_string(c.tile_m) + "x" + std::to_string(c.tile_n) + "x" + std::to_string(c.tile_k);
-    EXPECT_EQ(std::string(c.name).rfind(expect, 0), 0u) << "name must spell the tile: " << c.name;
+  }
+  EXPECT_EQ(skinny, 2);
+}
+
+// The skinny configs are candidates only for M within one of their tiles, and never where the plan has no
+// kernel for them (max_active_clusters < 0: a [K, N] weight).
+TEST(GemmConfig, SkinnyOnlyForDecodeAndWhenCompiled) {
+  const auto limits = h200_like();
+  const auto& configs = flux::gemm_configs();
+  std::vector<int> none(configs.size(), 0);
+  for (const auto& c : configs) {
+    if (c.skinny) none[static_cast<size_t>(c.id)] = -1;
+  }
+  for (int64_t m : {1, 8, 16, 17, 64, 65, 128, 4096}) {
+    for (int64_t n : {256, 2048, 8192, 28672}) {
+      for (int64_t k : {256, 2048, 8192}) {
+        const flux::GemmSelection s = flux::select_gemm_config(m, n, k, limits);
+        if (s.config.skinny) {
+          EXPECT_LE(m, s.config.tile_m) << s.reason;
+          EXPECT_EQ(s.raster, flux::Raster::kRowMajor);
+          EXPECT_EQ(s.swizzle, 1);
+        }
+        EXPECT_FALSE(flux::select_gemm_config(m, n, k, limits, none).config.skinny) << m << "x" << n << "x" << k;
+      }
+    }
   }
 }
 

@@ -50,6 +50,18 @@ TEST(GemmCoreGpu, EveryKernelAgainstFp64Reference) {
   for (flux::DType dtype : {flux::DType::kBF16, flux::DType::kFP16}) {
     for (flux::WeightLayout layout : {flux::WeightLayout::kNK, flux::WeightLayout::kKN}) {
       for (const flux::GemmConfigInfo& config : flux::gemm_configs()) {
+        if (!flux::gemm_config_compiled(config, dtype, layout)) {
+          // Not compiled for this layout (the skinny configs read B as [N, K] only): refused by name.
+          flux::GemmOptions options;
+          options.config = config.name;
+          try {
+            flux::GemmPlan plan(flux::GemmDesc{64, 64, dtype, layout}, options);
+            ADD_FAILURE() << config.name << " built a plan for " << flux::to_string(layout) << " with no kernel";
+          } catch (const flux::Unsupported& e) {
+            EXPECT_NE(std::string(e.what()).find(config.name), std::string::npos) << e.what();
+          }
+          continue;
+        }
         for (int64_t m : {1, 7, 127, 1000, 3000}) {
           for (bool bias : {false, true}) {
             flux::GemmDesc desc{random_dim(rng, 8, 1536), random_dim(rng, 8, 1536), dtype, layout};
@@ -94,7 +106,8 @@ TEST(GemmCoreGpu, TileOrdersGiveTheSameProduct) {
   for (int segments : {1, 3, 8, 64}) {
     for (flux::Raster raster : {flux::Raster::kRowMajor, flux::Raster::kColMajor}) {
       for (int swizzle : {1, 4, 16}) {
-        for (const char* config : {"128x256x64_coop_c2x1", "128x128x64_pingpong_c1x2"}) {  // segments: no swap-AB
+        for (const char* config : {"128x256x64_coop_c2x1", "128x128x64_pingpong_c1x2", "16x64x128_skinny_mma",
+                                   "64x64x64_skinny_mma"}) {  // segments: no swap-AB
           flux::GemmOptions options;
           options.config = config;
           options.order.segments = segments;
@@ -133,7 +146,8 @@ TEST(GemmCoreGpu, WaitBeforeLoadWaitsForACopyEngineProducer) {
   auto write_value = driver_entry<StreamWriteValue32>("cuStreamWriteValue32");
   Stream gemm_stream, copy_stream;
   std::mt19937_64 rng(4242);
-  for (const char* config : {"128x256x64_coop_c2x1", "128x128x64_pingpong_c1x2", "64x256x64_pingpong_c1x2"}) {
+  for (const char* config : {"128x256x64_coop_c2x1", "128x128x64_pingpong_c1x2", "64x256x64_pingpong_c1x2",
+                             "16x64x128_skinny_mma", "64x64x64_skinny_mma"}) {
     flux::GemmDesc desc{4096, 2048, flux::DType::kFP16, flux::WeightLayout::kNK};
     const int64_t m = 1900;
     GemmProblem p(desc, m, true, rng(), gemm_stream);  // reference from p.a (the data the producer copies)
@@ -230,7 +244,8 @@ TEST(GemmCoreGpu, PublishAfterStoreFlagsAndCounters) {
   FLUX_REQUIRE_GPU();
   Stream stream;
   std::mt19937_64 rng(11);
-  for (const char* config : {"128x256x64_coop_c2x1", "128x128x64_pingpong_c1x2", "256x128x64_coop_c1x2"}) {
+  for (const char* config : {"128x256x64_coop_c2x1", "128x128x64_pingpong_c1x2", "256x128x64_coop_c1x2",
+                             "16x64x128_skinny_mma", "64x64x64_skinny_mma"}) {
     flux::GemmDesc desc{1000, 768, flux::DType::kBF16, flux::WeightLayout::kNK};
     GemmProblem p(desc, 1500, true, rng(), stream);
     flux::GemmOptions options;

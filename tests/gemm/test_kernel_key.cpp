@@ -44,14 +44,19 @@ TEST(KernelKey, CoreKeysSayWhatTheKernelIs) {
 }
 
 // The manifest (cmake/FluxInstantiations.cmake) and the config table (src/gemm/gemm_config.h) agree: every
-// config has its 16-bit kernels for both layouts, and split-K partial kernels exactly when split_k.
+// config has its 16-bit kernels for both layouts (the skinny configs: [N, K] weights only), and split-K
+// partial kernels exactly when split_k; gemm_config_compiled() says the same.
 TEST(KernelKey, TheManifestMatchesTheConfigTable) {
   for (const auto& c : flux::gemm::kConfigShapes) {
     for (DType d : {DType::kBF16, DType::kFP16}) {
       for (WeightLayout l : {WeightLayout::kNK, WeightLayout::kKN}) {
-        EXPECT_TRUE(flux::gemm::has_kernel(flux::gemm::core_kernel_key(d, l, c.id, GemmOutput::kFinal))) << c.name;
-        EXPECT_EQ(flux::gemm::has_kernel(flux::gemm::core_kernel_key(d, l, c.id, GemmOutput::kPartial)), c.split_k)
+        const bool compiled = !c.skinny || l == WeightLayout::kNK;
+        EXPECT_EQ(flux::gemm::has_kernel(flux::gemm::core_kernel_key(d, l, c.id, GemmOutput::kFinal)), compiled)
             << c.name;
+        EXPECT_EQ(flux::gemm::has_kernel(flux::gemm::core_kernel_key(d, l, c.id, GemmOutput::kPartial)),
+                  compiled && c.split_k)
+            << c.name;
+        EXPECT_EQ(flux::gemm_config_compiled(flux::gemm_configs()[static_cast<size_t>(c.id)], d, l), compiled) << c.name;
       }
     }
   }
