@@ -136,10 +136,10 @@ Prediction predict(const GemmConfigInfo& c, int64_t m, int64_t n, int64_t k, int
   return p;
 }
 
-// The skinny (decode) configs, a model of their own: no clusters and no pipeline to fill, each CTA streams
-// its item's rows of B (tile_n x K / S) with a fixed number of bytes in flight (threads x U chunks x 2
-// rows x 16 B), so one item takes its bytes / (bytes in flight / latency); items run in waves of the
-// resident CTAs; bounded below by the bytes over HBM; split-K adds the same reduction as above.
+// The skinny (decode) configs, a model of their own: no clusters, each CTA streams its item's rows of B
+// (tile_n x K / S) with a fixed number of bytes in flight (the pipeline's stages ahead, kSkinnyStages - 1
+// of tile_n x tile_k), so one item takes its bytes / (bytes in flight / latency); items run in waves of
+// the resident CTAs; bounded below by the bytes over HBM; split-K adds the same reduction as above.
 // Constants: first estimates (latency of a loaded HBM access ~1.5 us; launch and drain 3 us), to be fitted
 // on the tune half's sweep like the others.
 constexpr double kSkinnyLatencyUs = 1.5;
@@ -151,8 +151,7 @@ Prediction predict_skinny(const GemmConfigInfo& c, int64_t m, int64_t n, int64_t
   p.concurrent = std::max<int64_t>(concurrent, 1);
   p.waves = ceil_div(p.units * splits, p.concurrent);
   const double es = 2.0;
-  const double threads = double(c.tile_n / 16 * 32);
-  const double in_flight = threads * double(c.tile_k / 32) * 2.0 * 16.0;  // bytes of B per CTA in flight
+  const double in_flight = double(gemm::kSkinnyStages - 1) * c.tile_n * c.tile_k * es;  // bytes of B per CTA
   const double item_bytes = double(c.tile_n) * double(k / splits) * es;
   const double item_us = item_bytes / (in_flight / kSkinnyLatencyUs);
   const double compute_us = kSkinnyFillUs + double(p.waves) * item_us;

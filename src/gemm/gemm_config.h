@@ -54,6 +54,8 @@ constexpr int kNumConfigs = 7;
 // Skinny configs: CTAs of one tile each, at most this many counted resident per SM (the split-K
 // candidates and split_k_workspace_bound() assume at most that many items per wave).
 constexpr int kSkinnyMaxCtasPerSm = 4;
+// Their shared-memory pipeline depth (cp.async stages of tile_k of K, src/gemm/kernel/skinny_gemm.cuh).
+constexpr int kSkinnyStages = 4;
 
 struct ConfigShape {
   ConfigId id;

@@ -5,15 +5,16 @@
 //
 // Structure: a work item is an output tile (tile_m rows of M x 64 columns of N) and K slice; CTAs take
 // items i, i + grid, ... (a grid of min(items, resident CTAs), or GemmOptions::max_sms CTAs, so a fused
-// op's SM budget holds as for the persistent kernels); no clusters, no TMA, no shared-memory pipeline. Each of the 4 warps owns 16 rows of B (16 columns of C) and all rows
-// of the tile; it streams its B rows straight from global memory into registers, 16 bytes per lane per
-// row and 32-wide K chunk, U chunks in flight per lane, and multiplies with mma.sync m16n8k16 (fp32
-// accumulate), B as the instruction's 16-row A operand and the rows of A as its 8-column B operand (the
-// same swap cuBLAS's decode kernels make, nvjet ..._64x8_...). The loads need no shuffles: a dot
-// product does not depend on the order of K, so each lane's 16-byte vector (8 consecutive k) is assigned
-// to the k positions its fragment holds in two k16 steps (lane quad t, step s: physical k 8t + 4s + 0..3
-// are logical k 2t, 2t+1, 2t+8, 2t+9), the same assignment for both operands. Rows of A are read through
-// L1 (the 4 warps read the same vectors); B bypasses it (__ldcs: each byte is read once).
+// op's SM budget holds as for the persistent kernels); no clusters, no TMA. The CTA copies its rows of B
+// and A into a 4-stage shared-memory pipeline with cp.async (16 bytes per copy, asynchronous, so the bytes
+// in flight are the stages', not what the register allocator leaves: a first version loaded straight into
+// registers and ptxas interleaved the loads with the MMAs, a few loads in flight per lane, 2.3 TB/s at
+// best on the H200). Each of the 4 warps owns 16 rows of B (16 columns of C) and all rows of the tile and
+// multiplies with mma.sync m16n8k16 (fp32 accumulate), B as the instruction's 16-row A operand and the rows
+// of A as its 8-column B operand (the same swap cuBLAS's decode kernels make, nvjet ..._64x8_...). The
+// fragments need no shuffles: a dot product does not depend on the order of K, so each lane's 16-byte
+// vector (8 consecutive k) is assigned to the k positions its fragment holds in two k16 steps (lane quad t,
+// step s: physical k 8t + 4s + 0..3 are logical k 2t, 2t+1, 2t+8, 2t+9), the same for both operands.
 // Epilogue: the accumulators go through shared memory so C (or the fp32 partials) is written in 16-byte
 // vectors; bias added in fp32 before rounding.
 //
@@ -100,142 +101,186 @@ __device__ __forceinline__ float skinny_to_float<__nv_bfloat16>(__nv_bfloat16 v)
 template <>
 __device__ __forceinline__ float skinny_to_float<__half>(__half v) { return __half2float(v); }
 
-// kTileM rows of C (a multiple of 8), kTileN columns (16 per warp), kU chunks of 32 K in flight per lane.
-template <class T, int kTileM, int kTileN, int kU, bool kPartial>
-__global__ void __launch_bounds__(kTileN / kSkinnyRowsPerWarp * 32) skinny_gemm_kernel(const KernelLaunch p) {
+__device__ __forceinline__ uint32_t smem_addr(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// 16 bytes global -> shared, asynchronously (L1 bypassed); src_bytes 0 writes zeros (rows / K past the end).
+__device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory");
+}
+__device__ __forceinline__ uint4 lds128(uint32_t addr) {
+  uint4 v;
+  asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr));
+  return v;
+}
+
+// Shared-memory layout of one pipeline stage: kTileN rows of B then kTileM rows of A, each kTileK elements
+// of K plus 64 bytes of padding (a row stride of 4 mod 8 16-byte units: the 8 lanes of a 16-byte load
+// phase, 2 rows x 4 quads, hit 8 different bank groups).
+template <int kTileM, int kTileN, int kTileK>
+struct SkinnySmem {
+  static constexpr int kRowBytes = kTileK * 2 + 64;
+  static constexpr int kStageBytes = (kTileN + kTileM) * kRowBytes;
+  static constexpr int kBytes = kSkinnyStages * kStageBytes;
+  static_assert((kRowBytes / 16) % 8 == 4, "skinny smem row stride");
+  static_assert(kTileM * (kTileN + 4) * 4 <= kBytes, "the epilogue tile reuses the pipeline's memory");
+};
+
+// kTileM rows of C (a multiple of 8), kTileN columns (16 per warp), kTileK of K per pipeline stage.
+template <class T, int kTileM, int kTileN, int kTileK, bool kPartial>
+__global__ void __launch_bounds__(kTileN / kSkinnyRowsPerWarp * 32)
+    skinny_gemm_kernel(const __grid_constant__ KernelLaunch p) {
   constexpr int kThreads = kTileN / kSkinnyRowsPerWarp * 32;
-  constexpr int kJ = kTileM / 8;  // n8 tiles of the instruction over the rows of A
-  static_assert(kTileM % 8 == 0 && kTileN % kSkinnyRowsPerWarp == 0 && kU >= 1, "skinny GEMM tile");
-  __shared__ __align__(16) float tile[kTileM][kTileN + 4];  // +4: conflict-free fragment stores, 16 B rows
+  constexpr int kJ = kTileM / 8;                   // n8 tiles of the instruction over the rows of A
+  constexpr int kChunks = kTileK / kSkinnyChunkK;  // 32-wide K chunks per stage
+  constexpr int kVecsPerRow = kTileK / 8;          // 16-byte vectors per row per stage
+  using Smem = SkinnySmem<kTileM, kTileN, kTileK>;
+  static_assert(kTileM % 8 == 0 && kTileN % kSkinnyRowsPerWarp == 0 && kTileK % kSkinnyChunkK == 0, "skinny tile");
+  extern __shared__ __align__(128) unsigned char smem[];
+  const uint32_t smem0 = smem_addr(smem);
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   // The split-K reduction (a programmatic dependent) may be scheduled now; it waits for this grid's
   // completion itself (griddepcontrol.wait). This kernel never waits on the one before it.
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
-  const int64_t items = p.order.total_units() * p.splits;
-  for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
-  if (item != int64_t(blockIdx.x)) __syncthreads();  // the previous item's epilogue is done with `tile`
-  const int64_t unit = item / p.splits;
-  const int32_t slice = int32_t(item - unit * p.splits);
-  const UnitCoord uc = p.order.unit_at(unit);
-  const int64_t m0 = int64_t(uc.m) * kTileM, n0 = int64_t(uc.n) * kTileN;
   const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
   const int g = lane / 4, t = lane % 4;
-  const int64_t ks = p.k / p.splits;
-  const int64_t kb = int64_t(slice) * ks, ke = kb + ks;
-
-  if (p.wait.flags != nullptr && uc.m < p.wait.tiles_m) {
-    if (threadIdx.x == 0) {
-      device::chaos_delay(p.wait.ctx.chaos_seed, uint32_t(uc.m) * 31u + 1u);
-      const uint32_t value = p.wait.value_ptr != nullptr ? *p.wait.value_ptr : p.wait.value;
-      device::wait_flag_geq(p.wait.flags + uc.m, value, uc.m, p.wait.ctx);
-    }
-    __syncthreads();  // every lane's loads of A come after the acquire
-  }
-
   const T* a = static_cast<const T*>(p.a);
   const T* b = static_cast<const T*>(p.b);
-  const int64_t nr0 = n0 + warp * kSkinnyRowsPerWarp + g, nr1 = nr0 + 8;
-  const bool w0ok = nr0 < p.n, w1ok = nr1 < p.n;
-  const T* w0 = b + (w0ok ? nr0 : 0) * p.k;
-  const T* w1 = b + (w1ok ? nr1 : 0) * p.k;
-  const int rows = int(p.m - m0 < kTileM ? p.m - m0 : kTileM);
-  const int jn = (rows + 7) / 8;  // n8 tiles holding real rows (warp-uniform)
-  const T* arow[kJ];
-#pragma unroll
-  for (int j = 0; j < kJ; ++j) {
-    const int r = 8 * j + g;
-    arow[j] = a + (r < rows ? m0 + r : 0) * p.k;
-  }
-  const int arows_ok = rows - g;  // row 8j + g is real when 8j < arows_ok
+  const int64_t ks = p.k / p.splits;
+  const int64_t items = p.order.total_units() * p.splits;
 
-  float acc[kJ][4];
-#pragma unroll
-  for (int j = 0; j < kJ; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
+  for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
+    if (item != int64_t(blockIdx.x)) __syncthreads();  // the previous item is done with shared memory
+    const int64_t unit = item / p.splits;
+    const int32_t slice = int32_t(item - unit * p.splits);
+    const UnitCoord uc = p.order.unit_at(unit);
+    const int64_t m0 = int64_t(uc.m) * kTileM, n0 = int64_t(uc.n) * kTileN;
+    const int64_t kb = int64_t(slice) * ks, ke = kb + ks;
+    const int rows = int(p.m - m0 < kTileM ? p.m - m0 : kTileM);
+    const int jn = (rows + 7) / 8;  // n8 tiles holding real rows (warp-uniform)
 
-  for (int64_t k0 = kb; k0 < ke; k0 += kSkinnyChunkK * kU) {
-    uint4 wv[kU][2];
-    uint4 av[kU][kJ];
-#pragma unroll
-    for (int u = 0; u < kU; ++u) {
-      const int64_t kk = k0 + u * kSkinnyChunkK + 8 * t;
-      const bool kok = kk < ke;  // K / splits is a multiple of 8: a vector is all in or all out
-      const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
-      wv[u][0] = kok && w0ok ? __ldcs(reinterpret_cast<const uint4*>(w0 + kk)) : zero;
-      wv[u][1] = kok && w1ok ? __ldcs(reinterpret_cast<const uint4*>(w1 + kk)) : zero;
-#pragma unroll
-      for (int j = 0; j < kJ; ++j) {
-        av[u][j] = j < jn && kok && 8 * j < arows_ok ? __ldg(reinterpret_cast<const uint4*>(arow[j] + kk)) : zero;
-      }
-    }
-#pragma unroll
-    for (int u = 0; u < kU; ++u) {
-      // Step 0: elements 0..3 of each vector (logical k 2t, 2t+1 | 2t+8, 2t+9); step 1: elements 4..7.
-#pragma unroll
-      for (int j = 0; j < kJ; ++j) {
-        if (j < jn) {
-          mma_16816<T>(acc[j], wv[u][0].x, wv[u][1].x, wv[u][0].y, wv[u][1].y, av[u][j].x, av[u][j].y);
-          mma_16816<T>(acc[j], wv[u][0].z, wv[u][1].z, wv[u][0].w, wv[u][1].w, av[u][j].z, av[u][j].w);
-        }
-      }
-    }
-  }
-
-  // Fragment (j): lane (g, t) holds C[8j + 2t (+1)][16 warp + g (+8)] in acc[j][0..3].
-#pragma unroll
-  for (int j = 0; j < kJ; ++j) {
-    const int ml = 8 * j + 2 * t, nl = warp * kSkinnyRowsPerWarp + g;
-    tile[ml][nl] = acc[j][0];
-    tile[ml + 1][nl] = acc[j][1];
-    tile[ml][nl + 8] = acc[j][2];
-    tile[ml + 1][nl + 8] = acc[j][3];
-  }
-  __syncthreads();
-  const int cols = int(p.n - n0 < kTileN ? p.n - n0 : kTileN);  // a multiple of 8
-  if constexpr (kPartial) {
-    float* dst = p.workspace + int64_t(slice) * p.m * p.n;
-    const int per_row = cols / 4;
-    for (int e = int(threadIdx.x); e < rows * per_row; e += kThreads) {
-      const int r = e / per_row, c = (e - r * per_row) * 4;
-      *reinterpret_cast<float4*>(dst + (m0 + r) * p.n + n0 + c) = *reinterpret_cast<const float4*>(&tile[r][c]);
-    }
-  } else {
-    T* out = static_cast<T*>(p.c);
-    const T* bias = static_cast<const T*>(p.bias);
-    const int per_row = cols / 8;
-    for (int e = int(threadIdx.x); e < rows * per_row; e += kThreads) {
-      const int r = e / per_row, c = (e - r * per_row) * 8;
-      float f[8];
-#pragma unroll
-      for (int q = 0; q < 8; ++q) f[q] = tile[r][c + q];
-      if (bias != nullptr) {
-        const uint4 bv = __ldg(reinterpret_cast<const uint4*>(bias + n0 + c));
-        const T* bh = reinterpret_cast<const T*>(&bv);
-#pragma unroll
-        for (int q = 0; q < 8; ++q) f[q] += skinny_to_float<T>(bh[q]);
-      }
-      uint4 v;
-      v.x = pack2<T>(f[0], f[1]);
-      v.y = pack2<T>(f[2], f[3]);
-      v.z = pack2<T>(f[4], f[5]);
-      v.w = pack2<T>(f[6], f[7]);
-      *reinterpret_cast<uint4*>(out + (m0 + r) * p.n + n0 + c) = v;
-    }
-    if (p.publish.mode != kPublishNone && uc.m < p.publish.tiles_m && uc.n < p.publish.tiles_n) {
-      __syncthreads();  // every thread's stores of the tile precede thread 0's release
+    if (p.wait.flags != nullptr && uc.m < p.wait.tiles_m) {
       if (threadIdx.x == 0) {
-        __threadfence_system();
-        device::chaos_delay(p.publish.chaos_seed, uint32_t(uc.m * 7919 + uc.n));
-        if (p.publish.mode == kPublishTileFlag) {
-          const uint32_t value = p.publish.value_ptr != nullptr ? *p.publish.value_ptr : p.publish.value;
-          device::st_release_sys(p.publish.flags + int64_t(uc.m) * p.publish.tiles_n + uc.n, value);
-        } else {
-          device::red_add_release_sys(p.publish.flags + uc.m, 1u);
+        device::chaos_delay(p.wait.ctx.chaos_seed, uint32_t(uc.m) * 31u + 1u);
+        const uint32_t value = p.wait.value_ptr != nullptr ? *p.wait.value_ptr : p.wait.value;
+        device::wait_flag_geq(p.wait.flags + uc.m, value, uc.m, p.wait.ctx);
+      }
+      __syncthreads();  // every thread's loads of A come after the acquire
+    }
+
+    // Stage s of the K loop: B rows n0.., A rows m0.., K [kb + s kTileK, + kTileK), zero past the ends.
+    const int64_t stages = (ks + kTileK - 1) / kTileK;
+    auto load_stage = [&](int64_t s, int slot) {
+      const int64_t k0 = kb + s * kTileK;
+      const uint32_t base = smem0 + uint32_t(slot * Smem::kStageBytes);
+      for (int v = int(threadIdx.x); v < (kTileN + kTileM) * kVecsPerRow; v += kThreads) {
+        const int r = v / kVecsPerRow, c = v - r * kVecsPerRow;
+        const int64_t kk = k0 + c * 8;
+        const bool is_b = r < kTileN;
+        const int64_t row = is_b ? n0 + r : m0 + (r - kTileN);
+        const bool ok = kk < ke && (is_b ? row < p.n : row < p.m);
+        const T* src = ok ? (is_b ? b : a) + row * p.k + kk : b;
+        cp_async_16(base + uint32_t(r * Smem::kRowBytes + c * 16), src, ok ? 16 : 0);
+      }
+    };
+#pragma unroll
+    for (int s = 0; s < kSkinnyStages - 1; ++s) {
+      if (s < stages) load_stage(s, s);
+      cp_async_commit();
+    }
+
+    float acc[kJ][4];
+#pragma unroll
+    for (int j = 0; j < kJ; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
+    const uint32_t w_off = uint32_t((warp * kSkinnyRowsPerWarp + g) * Smem::kRowBytes + t * 16);
+    const uint32_t a_off = uint32_t((kTileN + g) * Smem::kRowBytes + t * 16);
+    for (int64_t s = 0; s < stages; ++s) {
+      cp_async_wait<kSkinnyStages - 2>();  // stage s has landed (for this thread's copies)
+      __syncthreads();                     // ... for every thread's; and slot (s - 1) is free again
+      if (s + kSkinnyStages - 1 < stages) load_stage(s + kSkinnyStages - 1, int((s + kSkinnyStages - 1) % kSkinnyStages));
+      cp_async_commit();
+      const uint32_t base = smem0 + uint32_t(int(s % kSkinnyStages) * Smem::kStageBytes);
+#pragma unroll
+      for (int u = 0; u < kChunks; ++u) {
+        const uint4 w0 = lds128(base + w_off + uint32_t(u * 64));
+        const uint4 w1 = lds128(base + w_off + uint32_t(8 * Smem::kRowBytes + u * 64));
+        // Step 0: elements 0..3 of each vector (logical k 2t, 2t+1 | 2t+8, 2t+9); step 1: elements 4..7.
+#pragma unroll
+        for (int j = 0; j < kJ; ++j) {
+          if (j < jn) {
+            const uint4 av = lds128(base + a_off + uint32_t(8 * j * Smem::kRowBytes + u * 64));
+            mma_16816<T>(acc[j], w0.x, w1.x, w0.y, w1.y, av.x, av.y);
+            mma_16816<T>(acc[j], w0.z, w1.z, w0.w, w1.w, av.z, av.w);
+          }
         }
       }
     }
-  }
+    cp_async_wait<0>();
+    __syncthreads();  // every warp is done with the pipeline's memory: the epilogue tile reuses it
+
+    // Fragment (j): lane (g, t) holds C[8j + 2t (+1)][16 warp + g (+8)] in acc[j][0..3].
+    float(*tile)[kTileN + 4] = reinterpret_cast<float(*)[kTileN + 4]>(smem);
+#pragma unroll
+    for (int j = 0; j < kJ; ++j) {
+      const int ml = 8 * j + 2 * t, nl = warp * kSkinnyRowsPerWarp + g;
+      tile[ml][nl] = acc[j][0];
+      tile[ml + 1][nl] = acc[j][1];
+      tile[ml][nl + 8] = acc[j][2];
+      tile[ml + 1][nl + 8] = acc[j][3];
+    }
+    __syncthreads();
+    const int cols = int(p.n - n0 < kTileN ? p.n - n0 : kTileN);  // a multiple of 8
+    if constexpr (kPartial) {
+      float* dst = p.workspace + int64_t(slice) * p.m * p.n;
+      const int per_row = cols / 4;
+      for (int e = int(threadIdx.x); e < rows * per_row; e += kThreads) {
+        const int r = e / per_row, c = (e - r * per_row) * 4;
+        *reinterpret_cast<float4*>(dst + (m0 + r) * p.n + n0 + c) = *reinterpret_cast<const float4*>(&tile[r][c]);
+      }
+    } else {
+      T* out = static_cast<T*>(p.c);
+      const T* bias = static_cast<const T*>(p.bias);
+      const int per_row = cols / 8;
+      for (int e = int(threadIdx.x); e < rows * per_row; e += kThreads) {
+        const int r = e / per_row, c = (e - r * per_row) * 8;
+        float f[8];
+#pragma unroll
+        for (int q = 0; q < 8; ++q) f[q] = tile[r][c + q];
+        if (bias != nullptr) {
+          const uint4 bv = __ldg(reinterpret_cast<const uint4*>(bias + n0 + c));
+          const T* bh = reinterpret_cast<const T*>(&bv);
+#pragma unroll
+          for (int q = 0; q < 8; ++q) f[q] += skinny_to_float<T>(bh[q]);
+        }
+        uint4 v;
+        v.x = pack2<T>(f[0], f[1]);
+        v.y = pack2<T>(f[2], f[3]);
+        v.z = pack2<T>(f[4], f[5]);
+        v.w = pack2<T>(f[6], f[7]);
+        *reinterpret_cast<uint4*>(out + (m0 + r) * p.n + n0 + c) = v;
+      }
+      if (p.publish.mode != kPublishNone && uc.m < p.publish.tiles_m && uc.n < p.publish.tiles_n) {
+        __syncthreads();  // every thread's stores of the tile precede thread 0's release
+        if (threadIdx.x == 0) {
+          __threadfence_system();
+          device::chaos_delay(p.publish.chaos_seed, uint32_t(uc.m * 7919 + uc.n));
+          if (p.publish.mode == kPublishTileFlag) {
+            const uint32_t value = p.publish.value_ptr != nullptr ? *p.publish.value_ptr : p.publish.value;
+            device::st_release_sys(p.publish.flags + int64_t(uc.m) * p.publish.tiles_n + uc.n, value);
+          } else {
+            device::red_add_release_sys(p.publish.flags + uc.m, 1u);
+          }
+        }
+      }
+    }
   }  // items
 }
 
@@ -245,7 +290,8 @@ struct SkinnyShape {
   static_assert(kShape.skinny, "not a skinny config");
   static constexpr int kTileM = kShape.tile_m;
   static constexpr int kTileN = kShape.tile_n;
-  static constexpr int kU = kShape.tile_k / kSkinnyChunkK;
+  static constexpr int kTileK = kShape.tile_k;
+  static constexpr int kSmemBytes = SkinnySmem<kTileM, kTileN, kTileK>::kBytes;
   static constexpr int kThreads = kTileN / kSkinnyRowsPerWarp * 32;
   static_assert(kShape.tile_k % kSkinnyChunkK == 0 && kShape.cluster_m == 1 && kShape.cluster_n == 1, "skinny shape");
 };
@@ -253,7 +299,7 @@ struct SkinnyShape {
 template <DType kDType, ConfigId kConfig, GemmOutput kOutput>
 constexpr auto skinny_entry() {
   using S = SkinnyShape<kConfig>;
-  return &skinny_gemm_kernel<typename SkinnyElement<kDType>::type, S::kTileM, S::kTileN, S::kU,
+  return &skinny_gemm_kernel<typename SkinnyElement<kDType>::type, S::kTileM, S::kTileN, S::kTileK,
                              kOutput == GemmOutput::kPartial>;
 }
 
@@ -265,14 +311,13 @@ KernelInfo sm90_skinny_prepare(int device) {
   using S = kernel::SkinnyShape<kConfig>;
   detail::DeviceGuard guard(device);
   auto entry = kernel::skinny_entry<kDType, kConfig, kOutput>();
+  FLUX_CUDA_CHECK(cudaFuncSetAttribute(entry, cudaFuncAttributeMaxDynamicSharedMemorySize, S::kSmemBytes));
   int blocks = 0;
-  FLUX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, entry, S::kThreads, 0));
+  FLUX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, entry, S::kThreads, S::kSmemBytes));
   int sms = 0;
   FLUX_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  cudaFuncAttributes attributes{};
-  FLUX_CUDA_CHECK(cudaFuncGetAttributes(&attributes, entry));
   KernelInfo info;
-  info.smem_bytes = static_cast<int64_t>(attributes.sharedSizeBytes);
+  info.smem_bytes = S::kSmemBytes;
   info.threads = S::kThreads;
   // "Clusters" of one CTA: the CTAs resident at once, capped at kSkinnyMaxCtasPerSm per SM (the split-K
   // candidates and the workspace bound count on at most that many items per wave).
@@ -302,6 +347,7 @@ void sm90_skinny_launch(const KernelLaunch& launch, cudaStream_t stream) {
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(static_cast<unsigned>(grid), 1, 1);
   config.blockDim = dim3(S::kThreads, 1, 1);
+  config.dynamicSmemBytes = S::kSmemBytes;
   config.stream = stream;
   cudaLaunchAttribute attribute{};
   attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
