@@ -12,8 +12,10 @@ Suites:
           checked (rows with "check" and median_ms null): NCCL refuses two ranks on one GPU.
   ops     torch.ops.flux.gemm / gemm_rs / ag_gemm (the op layer's cost over the C++ plan: compare with
           flux-bench gemm / gemm-rs / ag-gemm on the same --shapes at W = 1; flux-bench's input distribution).
-          median_ms: one call between CUDA events (as flux-bench times; includes the host's launch gap);
-          median_ms_queued: 8 back-to-back calls between events, / 8 (the GPU time with the host ahead);
+          median_ms: calls queued back to back with the host ahead (a GPU sleep first), a pair of CUDA
+            events around each call: flux-bench gemm-rs / ag-gemm's method (tools::time_interleaved), so
+            the two are comparable;
+          median_ms_single: one call at a time on an idle GPU (includes the host's launch gap);
           host_us_per_call: the enqueue cost of one call.
 Timing: CUDA events around each call after --warmup calls, inputs rotated through enough copies to
 exceed 2 x L2, median of --iters. Start W ranks with torchrun or flux-run (RANK, WORLD_SIZE,
@@ -72,6 +74,22 @@ def _timed(fn, iters, warmup):
         stop.synchronize()
         times.append(start.elapsed_time(stop))
     return statistics.median(times)
+
+
+def _timed_queued(fn, iters, warmup):
+    """Events around each of `iters` calls queued back to back behind a GPU sleep (the host gets ahead,
+    as flux-bench's tools::time_interleaved: its rounds are queued without a sync between calls)."""
+    for i in range(warmup):
+        fn(i)
+    torch.cuda.synchronize()
+    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(iters)]
+    torch.cuda._sleep(2_000_000)  # ~1 ms at H200 clocks: longer than the host needs to queue the calls
+    for i, (start, stop) in enumerate(events):
+        start.record()
+        fn(warmup + i)
+        stop.record()
+    torch.cuda.synchronize()
+    return statistics.median(start.elapsed_time(stop) for start, stop in events)
 
 
 def _copies(nbytes):
@@ -257,8 +275,8 @@ def suite_ops(args, rank, world, shared_gpu, emit):
                 out = out[0] if isinstance(out, tuple) else out
                 ref = a.float() @ b.float().t() if world == 1 else None
                 err = _rel(out, ref) if ref is not None else None
-                ms = _timed(fn, args.iters, args.warmup)  # one call per event pair, as flux-bench times
-                queued = _timed(lambda i: [fn(i * 8 + j) for j in range(8)], args.iters, 1) / 8
+                ms = _timed_queued(fn, args.iters, args.warmup)  # flux-bench gemm-rs / ag-gemm's method
+                single = _timed(fn, args.iters, 1)  # one call at a time, from an idle GPU
                 torch.cuda.synchronize()
                 t0 = time.perf_counter()
                 for i in range(20):
@@ -266,7 +284,7 @@ def suite_ops(args, rank, world, shared_gpu, emit):
                 host_us = (time.perf_counter() - t0) / 20 * 1e6  # enqueue cost per call (GPU still busy)
                 torch.cuda.synchronize()
                 emit(dict(op=op, impl="flux_torch", dtype=dtype_name, m=m, n=n, k=k, world_size=world, layout="nk",
-                          stream=args.stream, median_ms=ms, median_ms_queued=queued, host_us_per_call=host_us,
+                          stream=args.stream, median_ms=ms, median_ms_single=single, host_us_per_call=host_us,
                           tflops=2.0 * m * n * k / ms / 1e9, max_rel_err=err, iters=args.iters))
 
 

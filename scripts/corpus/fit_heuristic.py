@@ -8,7 +8,10 @@ the constants that are not datasheet figures, and reports, per constant set, the
 time(best variant) / time(variant the model picks) and cuBLAS / picked. Fit on the tune half only; judge on
 the test half with `flux-bench gemm --corpus test` after pasting the constants into gemm_config.cpp.
 
-usage: fit_heuristic.py SWEEP.jsonl [--sms 132]
+The skinny decode configs (ids 5, 6) have a model of their own (predict_skinny(), as gemm_config.cpp);
+--grid skinny searches only their constants (latency, fill) with the others at their committed values.
+
+usage: fit_heuristic.py SWEEP.jsonl [--sms 132] [--grid all|skinny]
 """
 import argparse
 import collections
@@ -23,8 +26,12 @@ CONFIGS = [  # id, name, tile_m, tile_n, tile_k, cluster_m, cluster_n, pingpong,
     (2, "256x128x64_coop_c1x2", 256, 128, 64, 1, 2, False, False),
     (3, "64x256x64_pingpong_c1x2", 64, 256, 64, 1, 2, True, True),
     (4, "64x128x64_pingpong_swapab_c1x2", 64, 128, 64, 1, 2, True, True),  # swap-AB: a candidate for M <= 64
+    (5, "16x64x128_skinny_mma", 16, 64, 128, 1, 1, False, True),  # skinny: candidates for M <= tile_m
+    (6, "64x64x64_skinny_mma", 64, 64, 64, 1, 1, False, True),
 ]
-RATE = [1.00, 1.04, 1.00, 1.00, 1.00]
+RATE = [1.00, 1.04, 1.00, 1.00, 1.00, 1.00, 1.00]
+SKINNY_STAGES = 4
+SKINNY_CTAS_PER_SM = 2  # resident (shared memory: 4 stages of ~25 KB); the plan measures it (occupancy)
 MAX_SPLIT, MIN_DEPTH, SWAP_MAX_M = 16, 256, 64
 
 
@@ -49,12 +56,29 @@ def predict(c, m, n, k, s, conc, K):
     return t, units
 
 
+def predict_skinny(c, m, n, k, s, conc, K):
+    _, _, tm, tn, tk, _, _, _, _ = c
+    units = cdiv(m, tm) * cdiv(n, tn)
+    waves = cdiv(units * s, conc)
+    in_flight = (SKINNY_STAGES - 1) * tn * tk * 2.0
+    item = tn * (k // s) * 2.0 / (in_flight / K["sk_lat"])
+    comp = K["sk_fill"] + waves * item
+    by = (m * k + n * k + m * n) * 2.0 + (s * m * n * 4.0 if s > 1 else 0.0)
+    t = max(comp, by / K["hbm"])
+    if s > 1:
+        t += K["reduce_fixed"] + (s * m * n * 4.0 + m * n * 2.0) / K["hbm"]
+    return t, units
+
+
 def choose(m, n, k, sms, K):
     best = None
     for c in CONFIGS:
         if "swapab" in c[1] and m > SWAP_MAX_M:
             continue
-        conc = sms // (c[5] * c[6])
+        skinny = "skinny" in c[1]
+        if skinny and m > c[2]:
+            continue
+        conc = sms // (c[5] * c[6]) * (SKINNY_CTAS_PER_SM if skinny else 1)
         cands = [1]
         if c[8]:
             units = cdiv(cdiv(m, c[2]), c[5]) * cdiv(cdiv(n, c[3]), c[6])
@@ -65,7 +89,7 @@ def choose(m, n, k, sms, K):
                     break
                 cands.append(s)
         for s in cands:
-            t, _ = predict(c, m, n, k, s, conc, K)
+            t, _ = (predict_skinny if skinny else predict)(c, m, n, k, s, conc, K)
             bar = 1.0 - K["split_gain"] if s > 1 else 1.0 - 1e-9
             if best is None or t < best[0] * bar:
                 best = (t, c, s)
@@ -76,6 +100,8 @@ def order_of(c, m, n, sms):
     """The heuristic's raster / swizzle for config c (gemm_config.cpp)."""
     _, _, tm, tn, _, cm, cn, pp, _ = c
     um, un = cdiv(cdiv(m, tm), cm), cdiv(cdiv(n, tn), cn)
+    if "skinny" in c[1]:
+        return "row", 1
     if "swapab" in c[1]:  # the kernel's units: its M runs over N
         s = 1
         while s * 2 <= 8 and s * 2 <= un:
@@ -99,6 +125,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("sweep")
     ap.add_argument("--sms", type=int, default=132)
+    ap.add_argument("--grid", choices=["all", "skinny"], default="all")
     a = ap.parse_args()
     shapes = collections.defaultdict(dict)
     cublas = {}
@@ -110,9 +137,11 @@ def main():
         shapes[key][(r["config"], r["raster"], r["swizzle"], r.get("splits", 1))] = r["median_ms"]
         cublas[key] = r["cublas_ms"]
     base = dict(sm_flops=5.3e6, sm_bytes=2.0e4, sm_bytes_l2=1.6e5, stream_max_m=256, hbm=4.0e6, fill=8.0, coop_epi=0.3,
-                reduce_fixed=2.0, split_gain=0.0)
+                reduce_fixed=2.0, split_gain=0.0, sk_lat=7.0, sk_fill=4.0)
     grid = dict(sm_bytes=[1e4, 2e4, 3e4, 6e4, 1.6e5], stream_max_m=[128, 256, 512], fill=[1.0, 4.0, 8.0],
                 reduce_fixed=[1.0, 2.0, 4.0], split_gain=[0.0, 0.05])
+    if a.grid == "skinny":
+        grid = dict(sk_lat=[0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 1e3], sk_fill=[1.0, 3.0, 4.0, 5.0, 6.0, 7.0, 9.0])
     results = []
     for values in itertools.product(*grid.values()):
         K = dict(base, **dict(zip(grid.keys(), values)))
