@@ -24,7 +24,7 @@ grep -E "^\[  (FAILED|PASSED) |FAILED  \]" "$out/gemm_tests.log" | tail -6
 step corpus_test.log 170 flux-bench gemm --corpus test --corpus-every 3 --dtypes bf16,fp16 --iters 20 --warmup 3 \
   --json "$out/corpus_test.jsonl"
 echo "at $(( $(date +%s) - T0 )) s; waiting for pip"
-wait $pip_pid; tail -3 /tmp/pip.log | tee "$out/pip.log"
+wait $pip_pid; tail -3 /tmp/pip.log | tee -a "$out/torch_ops.log"
 export PYTHONPATH="$site"
 shapes="4096x12288x12288,8192x12288x6144,1024x6144x12288"
 step torch_ops.log 40 python3 -m flux_torch.bench ops --shapes "$shapes" --json "$out/torch_ops_w1.jsonl"
