@@ -24,7 +24,7 @@ step test_decode.log 120 flux-bench gemm --corpus test --corpus-every 3 --corpus
 if command -v ncu > /dev/null; then
   FLUX_GEMM_CONFIG=16x64x128_skinny_mma timeout 90 ncu --clock-control none \
     --metrics gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,launch__grid_size \
-    --print-summary per-kernel flux-bench gemm --shapes 4x3584x448,1x36864x12288 --dtypes bf16 --iters 5 --warmup 1 \
+    --print-summary per-kernel flux-bench gemm --shapes 4x3584x448,1x36864x12288 --dtypes bf16 --iters 20 --warmup 1 \
     --no-check > "$out/ncu.log" 2>&1
   echo "ncu rc=$?"; grep -E "skinny|nvjet|gemm|split_k|Duration|duration|throughput|grid" "$out/ncu.log" | cut -c1-160 | head -40
 fi

@@ -33,14 +33,13 @@
 // A/B/C/bias 16-byte aligned, N and K (and K / splits) multiples of 8 (validated by the plan).
 #pragma once
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
 #include "src/common/check.h"
 #include "src/common/device_guard.h"
+#include "src/device/half_convert.cuh"
 #include "src/device/signal.cuh"
 #include "src/gemm/gemm_launch.h"
 
@@ -80,26 +79,6 @@ __device__ __forceinline__ void mma_16816<__half>(float (&d)[4], uint32_t a0, ui
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
-
-template <class T>
-__device__ __forceinline__ uint32_t pack2(float lo, float hi);
-template <>
-__device__ __forceinline__ uint32_t pack2<__nv_bfloat16>(float lo, float hi) {
-  __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-  return *reinterpret_cast<uint32_t*>(&h);
-}
-template <>
-__device__ __forceinline__ uint32_t pack2<__half>(float lo, float hi) {
-  __half2 h = __floats2half2_rn(lo, hi);
-  return *reinterpret_cast<uint32_t*>(&h);
-}
-
-template <class T>
-__device__ __forceinline__ float skinny_to_float(T v);
-template <>
-__device__ __forceinline__ float skinny_to_float<__nv_bfloat16>(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <>
-__device__ __forceinline__ float skinny_to_float<__half>(__half v) { return __half2float(v); }
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
@@ -258,13 +237,13 @@ __global__ void __launch_bounds__(kTileN / kSkinnyRowsPerWarp * 32)
           const uint4 bv = __ldg(reinterpret_cast<const uint4*>(bias + n0 + c));
           const T* bh = reinterpret_cast<const T*>(&bv);
 #pragma unroll
-          for (int q = 0; q < 8; ++q) f[q] += skinny_to_float<T>(bh[q]);
+          for (int q = 0; q < 8; ++q) f[q] += device::to_float<T>(bh[q]);
         }
         uint4 v;
-        v.x = pack2<T>(f[0], f[1]);
-        v.y = pack2<T>(f[2], f[3]);
-        v.z = pack2<T>(f[4], f[5]);
-        v.w = pack2<T>(f[6], f[7]);
+        v.x = device::pack2<T>(f[0], f[1]);
+        v.y = device::pack2<T>(f[2], f[3]);
+        v.z = device::pack2<T>(f[4], f[5]);
+        v.w = device::pack2<T>(f[6], f[7]);
         *reinterpret_cast<uint4*>(out + (m0 + r) * p.n + n0 + c) = v;
       }
       if (p.publish.mode != kPublishNone && uc.m < p.publish.tiles_m && uc.n < p.publish.tiles_n) {

@@ -3,6 +3,7 @@
 #include <cuda_fp16.h>
 
 #include "src/common/check.h"
+#include "src/device/half_convert.cuh"
 #include "src/device/signal.cuh"
 #include "src/gemm/split_k_reduce.h"
 
@@ -11,26 +12,6 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kVec = 4;  // fp32 partials per 16-byte load; N is a multiple of 8
-
-template <class T>
-__device__ __forceinline__ void store4(T* dst, const float (&f)[kVec]);
-template <>
-__device__ __forceinline__ void store4<__nv_bfloat16>(__nv_bfloat16* dst, const float (&f)[kVec]) {
-  __nv_bfloat162 h[2] = {__floats2bfloat162_rn(f[0], f[1]), __floats2bfloat162_rn(f[2], f[3])};
-  *reinterpret_cast<uint2*>(dst) = *reinterpret_cast<const uint2*>(h);
-}
-template <>
-__device__ __forceinline__ void store4<__half>(__half* dst, const float (&f)[kVec]) {
-  __half2 h[2] = {__floats2half2_rn(f[0], f[1]), __floats2half2_rn(f[2], f[3])};
-  *reinterpret_cast<uint2*>(dst) = *reinterpret_cast<const uint2*>(h);
-}
-
-template <class T>
-__device__ __forceinline__ float to_float(T v);
-template <>
-__device__ __forceinline__ float to_float<__nv_bfloat16>(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <>
-__device__ __forceinline__ float to_float<__half>(__half v) { return __half2float(v); }
 
 __device__ __forceinline__ uint32_t atom_add_acq_rel_gpu(uint32_t* p, uint32_t v) {
   uint32_t old;
@@ -71,9 +52,9 @@ __global__ void __launch_bounds__(kThreads) split_k_reduce_kernel(SplitKReduceLa
     }
     if (bias != nullptr) {
 #pragma unroll
-      for (int q = 0; q < kVec; ++q) acc[q] += to_float<T>(bias[col + q]);
+      for (int q = 0; q < kVec; ++q) acc[q] += device::to_float<T>(bias[col + q]);
     }
-    store4<T>(c + row * p.n + col, acc);
+    device::store4<T>(c + row * p.n + col, acc);
   }
   if (p.publish.mode == kernel::kPublishNone) return;
   __syncthreads();  // every thread's stores of this chunk precede thread 0's arrival
