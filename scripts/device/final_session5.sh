@@ -29,8 +29,10 @@ export PYTHONPATH="$site"
 shapes="4096x12288x12288,8192x12288x6144,1024x6144x12288"
 step torch_ops.log 40 python3 -m flux_torch.bench ops --shapes "$shapes" --json "$out/torch_ops_w1.jsonl"
 step torch_ops.log 40 python3 -m flux_torch.bench ops --stream side --shapes "$shapes" --json "$out/torch_ops_w1.jsonl"
-step torch_ops.log 30 flux-run -n 1 -- flux-bench gemm-rs --shapes "$shapes" --json "$out/flux_bench_w1.jsonl"
-step torch_ops.log 30 flux-run -n 1 -- flux-bench ag-gemm --shapes "$shapes" --json "$out/flux_bench_w1.jsonl"
+# flux-bench's --json replaces its file: one file per bench, joined after.
+step torch_ops.log 30 flux-run -n 1 -- flux-bench gemm-rs --shapes "$shapes" --json /tmp/flux_bench_rs.jsonl
+step torch_ops.log 30 flux-run -n 1 -- flux-bench ag-gemm --shapes "$shapes" --json /tmp/flux_bench_ag.jsonl
+cat /tmp/flux_bench_rs.jsonl /tmp/flux_bench_ag.jsonl > "$out/flux_bench_w1.jsonl"
 python3 scripts/device/torch_vs_flux_bench.py "$out/torch_ops_w1.jsonl" "$out/flux_bench_w1.jsonl" | tee -a "$out/torch_ops.log"
 echo "done at $(( $(date +%s) - T0 )) s"
 exit $status
