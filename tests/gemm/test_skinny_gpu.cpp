@@ -23,14 +23,9 @@ using flux::testing::DeviceBuffer;
 using flux::testing::GemmProblem;
 using flux::testing::random_dim;
 using flux::testing::Stream;
+using flux::testing::to_host;
 
 constexpr const char* kSkinny[] = {"16x64x128_skinny_mma", "64x64x64_skinny_mma"};
-
-std::vector<char> to_host(const DeviceBuffer& b) {
-  std::vector<char> h(b.bytes);
-  FLUX_CUDA_CHECK(cudaMemcpy(h.data(), b.ptr, b.bytes, cudaMemcpyDeviceToHost));
-  return h;
-}
 
 template <class T>
 std::vector<T> host_words(const DeviceBuffer& b) {

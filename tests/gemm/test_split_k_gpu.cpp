@@ -26,6 +26,7 @@ using flux::testing::GemmProblem;
 
 using flux::testing::random_dim;
 using flux::testing::Stream;
+using flux::testing::to_host;
 
 // N, K multiples of 8 with N % 64 != 0 (no tile divides it) and K split into `splits` slices of a
 // multiple of 8.
@@ -34,12 +35,6 @@ flux::GemmDesc random_split_desc(std::mt19937_64& rng, int splits, flux::DType d
   if (n % 64 == 0) n += 8;
   const int64_t slice = random_dim(rng, 8, 640);
   return flux::GemmDesc{n, slice * splits, dtype, layout};
-}
-
-std::vector<char> to_host(const DeviceBuffer& b) {
-  std::vector<char> h(b.bytes);
-  FLUX_CUDA_CHECK(cudaMemcpy(h.data(), b.ptr, b.bytes, cudaMemcpyDeviceToHost));
-  return h;
 }
 
 TEST(SplitKGpu, EverySplitConfigAgainstFp64Reference) {

@@ -112,4 +112,11 @@ inline int64_t random_dim(std::mt19937_64& rng, int64_t lo, int64_t hi) {
   return 8 * std::uniform_int_distribution<int64_t>(lo / 8, hi / 8)(rng);
 }
 
+// The bytes of a device buffer (synchronous copy), e.g. to compare two runs bit for bit.
+inline std::vector<char> to_host(const DeviceBuffer& b) {
+  std::vector<char> h(b.bytes);
+  FLUX_CUDA_CHECK(cudaMemcpy(h.data(), b.ptr, b.bytes, cudaMemcpyDeviceToHost));
+  return h;
+}
+
 }  // namespace flux::testing
