@@ -142,7 +142,7 @@ Prediction predict(const GemmConfigInfo& c, int64_t m, int64_t n, int64_t k, int
 // the resident CTAs; bounded below by the bytes over HBM; split-K adds the same reduction as above.
 // Constants fitted on the tune half's decode sweep (scripts/corpus/fit_heuristic.py --grid skinny over
 // `flux-bench gemm --corpus tune --corpus-every 4 --corpus-max-m 64 --sweep`, bf16, 141 shapes, H200,
-// 2026-12-01, at 3f0e... the cp.async kernel): the picked variant at a median 0.968 of the best measured
+// 2026-12-01, faf79d6, the cp.async kernel): the picked variant at a median 0.968 of the best measured
 // per shape (0.946 with the skinny configs never picked), 0.856 of cuBLAS (0.849). The fitted "latency"
 // (7 us per pipeline's worth of bytes, ~7 GB/s per CTA) is a throughput, not a round trip: the kernel is
 // far from streaming at HBM speed (3.2 TB/s at best on that sweep), so it wins only where its lower fixed
