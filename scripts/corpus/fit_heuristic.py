@@ -8,7 +8,7 @@ the constants that are not datasheet figures, and reports, per constant set, the
 time(best variant) / time(variant the model picks) and cuBLAS / picked. Fit on the tune half only; judge on
 the test half with `flux-bench gemm --corpus test` after pasting the constants into gemm_config.cpp.
 
-The skinny decode configs (ids 5, 6) have a model of their own (predict_skinny(), as gemm_config.cpp);
+The skinny decode configs (ids 5, 6) have an item-time term of their own in predict() (as gemm_config.cpp);
 --grid skinny searches only their constants (latency, fill) with the others at their committed values.
 
 usage: fit_heuristic.py SWEEP.jsonl [--sms 132] [--grid all|skinny]
@@ -40,29 +40,19 @@ def cdiv(a, b):
 
 
 def predict(c, m, n, k, s, conc, K):
-    cid, _, tm, tn, tk, cm, cn, pp, _ = c
+    cid, name, tm, tn, tk, cm, cn, pp, _ = c
     units = cdiv(cdiv(m, tm), cm) * cdiv(cdiv(n, tn), cn)
     waves = cdiv(units * s, conc)
-    ksteps = cdiv(k // s, tk)
-    mma = 2.0 * tm * tn * tk / (K["sm_flops"] * RATE[cid])
-    bw = K["sm_bytes"] if m <= K["stream_max_m"] else K["sm_bytes_l2"]
-    load = (min(m, tm) + tn) * tk * 2.0 / bw
-    item = ksteps * max(mma, load) + (0.0 if pp else K["coop_epi"])
-    comp = K["fill"] + waves * item
-    by = (m * k + n * k + m * n) * 2.0 + (s * m * n * 4.0 if s > 1 else 0.0)
-    t = max(comp, by / K["hbm"])
-    if s > 1:
-        t += K["reduce_fixed"] + (s * m * n * 4.0 + m * n * 2.0) / K["hbm"]
-    return t, units
-
-
-def predict_skinny(c, m, n, k, s, conc, K):
-    _, _, tm, tn, tk, _, _, _, _ = c
-    units = cdiv(m, tm) * cdiv(n, tn)
-    waves = cdiv(units * s, conc)
-    in_flight = (SKINNY_STAGES - 1) * tn * tk * 2.0
-    item = tn * (k // s) * 2.0 / (in_flight / K["sk_lat"])
-    comp = K["sk_fill"] + waves * item
+    if "skinny" in name:  # their item time is a term of its own (gemm_config.cpp)
+        in_flight = (SKINNY_STAGES - 1) * tn * tk * 2.0
+        comp = K["sk_fill"] + waves * (tn * (k // s) * 2.0 / (in_flight / K["sk_lat"]))
+    else:
+        ksteps = cdiv(k // s, tk)
+        mma = 2.0 * tm * tn * tk / (K["sm_flops"] * RATE[cid])
+        bw = K["sm_bytes"] if m <= K["stream_max_m"] else K["sm_bytes_l2"]
+        load = (min(m, tm) + tn) * tk * 2.0 / bw
+        item = ksteps * max(mma, load) + (0.0 if pp else K["coop_epi"])
+        comp = K["fill"] + waves * item
     by = (m * k + n * k + m * n) * 2.0 + (s * m * n * 4.0 if s > 1 else 0.0)
     t = max(comp, by / K["hbm"])
     if s > 1:
@@ -89,7 +79,7 @@ def choose(m, n, k, sms, K):
                     break
                 cands.append(s)
         for s in cands:
-            t, _ = (predict_skinny if skinny else predict)(c, m, n, k, s, conc, K)
+            t, _ = predict(c, m, n, k, s, conc, K)
             bar = 1.0 - K["split_gain"] if s > 1 else 1.0 - 1e-9
             if best is None or t < best[0] * bar:
                 best = (t, c, s)

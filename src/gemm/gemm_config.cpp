@@ -53,7 +53,7 @@ namespace {
 //   64x256x64_pingpong_c1x2  1.00  (clustered 2x1 on that sweep: 1-2% behind 128x128 ping-pong; wins
 //                                  where 64-row tiles waste fewer rows, M <= 64)
 //   64x128x64_pingpong_swapab 1.00 not yet measured (added after the sweep; a first estimate)
-//   the skinny configs      (not used: predict_skinny() models them)
+//   the skinny configs      (not used: their item time is a term of its own in predict())
 constexpr double kRelativeRate[gemm::kNumConfigs] = {1.00, 1.04, 1.00, 1.00, 1.00, 1.00, 1.00};
 
 // The time model (microseconds), for a config and a split factor S:
@@ -116,30 +116,10 @@ struct Prediction {
   int64_t units = 0, waves = 0, concurrent = 0;
 };
 
-Prediction predict(const GemmConfigInfo& c, int64_t m, int64_t n, int64_t k, int32_t splits, int64_t concurrent) {
-  Prediction p;
-  p.units = units_of(c, m, n);
-  p.concurrent = std::max<int64_t>(concurrent, 1);
-  p.waves = ceil_div(p.units * splits, p.concurrent);
-  const double es = 2.0;  // bf16 / fp16
-  const double ksteps = double(ceil_div(k / splits, c.tile_k));
-  const double mma_us = 2.0 * c.tile_m * c.tile_n * c.tile_k / (kSmFlopsPerUs * kRelativeRate[c.id]);
-  const double rows = double(std::min<int64_t>(m, c.tile_m));
-  const double sm_bytes_per_us = m <= kStreamMaxM ? kSmStreamBytesPerUs : kSmL2BytesPerUs;
-  const double load_us = (rows + c.tile_n) * c.tile_k * es / sm_bytes_per_us;
-  double item_us = ksteps * std::max(mma_us, load_us) + (c.pingpong ? 0.0 : kCoopEpilogueUs);
-  double compute_us = kFillUs + double(p.waves) * item_us;
-  double bytes = (double(m) * k + double(n) * k + double(m) * n) * es;
-  if (splits > 1) bytes += double(splits) * m * n * 4.0;  // partials written
-  p.us = std::max(compute_us, bytes / kHbmBytesPerUs);
-  if (splits > 1) p.us += kReduceFixedUs + (double(splits) * m * n * 4.0 + double(m) * n * es) / kHbmBytesPerUs;
-  return p;
-}
-
-// The skinny (decode) configs, a model of their own: no clusters, each CTA streams its item's rows of B
-// (tile_n x K / S) with a fixed number of bytes in flight (the pipeline's stages ahead, kSkinnyStages - 1
-// of tile_n x tile_k), so one item takes its bytes / (bytes in flight / latency); items run in waves of
-// the resident CTAs; bounded below by the bytes over HBM; split-K adds the same reduction as above.
+// The skinny (decode) configs' item time, a term of their own: no clusters, each CTA streams its item's
+// rows of B (tile_n x K / S) with a fixed number of bytes in flight (the pipeline's stages ahead,
+// kSkinnyStages - 1 of tile_n x tile_k), so one item takes its bytes / (bytes in flight / latency), after
+// a fill of their own; the waves, the HBM bound and split-K's reduction are predict()'s, as for the others.
 // Constants fitted on the tune half's decode sweep (scripts/corpus/fit_heuristic.py --grid skinny over
 // `flux-bench gemm --corpus tune --corpus-every 4 --corpus-max-m 64 --sweep`, bf16, 141 shapes, H200,
 // 2026-12-01, faf79d6, the cp.async kernel): the picked variant at a median 0.968 of the best measured
@@ -150,18 +130,28 @@ Prediction predict(const GemmConfigInfo& c, int64_t m, int64_t n, int64_t k, int
 constexpr double kSkinnyLatencyUs = 7.0;
 constexpr double kSkinnyFillUs = 4.0;
 
-Prediction predict_skinny(const GemmConfigInfo& c, int64_t m, int64_t n, int64_t k, int32_t splits, int64_t concurrent) {
+Prediction predict(const GemmConfigInfo& c, int64_t m, int64_t n, int64_t k, int32_t splits, int64_t concurrent) {
   Prediction p;
   p.units = units_of(c, m, n);
   p.concurrent = std::max<int64_t>(concurrent, 1);
   p.waves = ceil_div(p.units * splits, p.concurrent);
-  const double es = 2.0;
-  const double in_flight = double(gemm::kSkinnyStages - 1) * c.tile_n * c.tile_k * es;  // bytes of B per CTA
-  const double item_bytes = double(c.tile_n) * double(k / splits) * es;
-  const double item_us = item_bytes / (in_flight / kSkinnyLatencyUs);
-  const double compute_us = kSkinnyFillUs + double(p.waves) * item_us;
+  const double es = 2.0;  // bf16 / fp16
+  double compute_us = 0.0;
+  if (c.skinny) {
+    const double in_flight = double(gemm::kSkinnyStages - 1) * c.tile_n * c.tile_k * es;  // bytes of B per CTA
+    const double item_bytes = double(c.tile_n) * double(k / splits) * es;
+    compute_us = kSkinnyFillUs + double(p.waves) * (item_bytes / (in_flight / kSkinnyLatencyUs));
+  } else {
+    const double ksteps = double(ceil_div(k / splits, c.tile_k));
+    const double mma_us = 2.0 * c.tile_m * c.tile_n * c.tile_k / (kSmFlopsPerUs * kRelativeRate[c.id]);
+    const double rows = double(std::min<int64_t>(m, c.tile_m));
+    const double sm_bytes_per_us = m <= kStreamMaxM ? kSmStreamBytesPerUs : kSmL2BytesPerUs;
+    const double load_us = (rows + c.tile_n) * c.tile_k * es / sm_bytes_per_us;
+    const double item_us = ksteps * std::max(mma_us, load_us) + (c.pingpong ? 0.0 : kCoopEpilogueUs);
+    compute_us = kFillUs + double(p.waves) * item_us;
+  }
   double bytes = (double(m) * k + double(n) * k + double(m) * n) * es;
-  if (splits > 1) bytes += double(splits) * m * n * 4.0;
+  if (splits > 1) bytes += double(splits) * m * n * 4.0;  // partials written
   p.us = std::max(compute_us, bytes / kHbmBytesPerUs);
   if (splits > 1) p.us += kReduceFixedUs + (double(splits) * m * n * 4.0 + double(m) * n * es) / kHbmBytesPerUs;
   return p;
@@ -225,7 +215,7 @@ GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLi
       }
     }
     for (int32_t s : candidates) {
-      Prediction p = c.skinny ? predict_skinny(c, m, n, k, s, concurrent) : predict(c, m, n, k, s, concurrent);
+      Prediction p = predict(c, m, n, k, s, concurrent);
       if (s == 1 && (best < 0 || p.us < best_unsplit_us)) best_unsplit_us = p.us;
       const double bar = s > 1 ? 1.0 - kSplitMinGain : 1.0 - 1e-9;
       if (best < 0 || p.us < best_p.us * bar) {
