@@ -375,8 +375,29 @@ std::string plan_key(const char* op, const Operands& o, const std::string& path)
 
 // ------------------------------------------------------------------------------------------------
 // The ops.
-at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, const c10::optional<at::Tensor>& bias,
-                const std::string& layout) {
+// Each op's body takes an optional preallocated output (`into`, checked): the ops pass none and allocate;
+// flux_torch.bench's "plan" rows (_C.run_into) pass one, to time the plan call without the dispatcher and
+// the allocation, next to the op, in one process.
+void check_into(const char* op, const at::Tensor& into, const at::Tensor& a, int64_t rows, int64_t cols) {
+  check_cuda_2d(op, "out", into, 2);
+  if (into.size(0) != rows || into.size(1) != cols || into.scalar_type() != a.scalar_type() ||
+      into.device() != a.device()) {
+    throw flux::InvalidArgument(std::string("flux ") + op + ": out is " + std::to_string(into.size(0)) + " x " +
+                                std::to_string(into.size(1)) + " " + std::string(c10::toString(into.scalar_type())) +
+                                " on " + into.device().str() + "; expected " + std::to_string(rows) + " x " +
+                                std::to_string(cols) + " " + std::string(c10::toString(a.scalar_type())) + " on " +
+                                a.device().str());
+  }
+}
+
+at::Tensor output(const char* op, const at::Tensor* into, const at::Tensor& a, int64_t rows, int64_t cols) {
+  if (into == nullptr) return at::empty({rows, cols}, a.options());
+  check_into(op, *into, a, rows, cols);
+  return *into;
+}
+
+at::Tensor gemm_impl(const at::Tensor& a, const at::Tensor& b, const c10::optional<at::Tensor>& bias,
+                     const std::string& layout, const at::Tensor* into) {
   return translate("gemm", [&] {
     Operands o = operands("gemm", a, b, bias, layout);
     if (a.size(1) != o.k) {
@@ -409,7 +430,7 @@ at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, const c10::optional<at
       go.device = a.device().index();
       it = gemm_plans().emplace(key, std::make_unique<flux::GemmPlan>(d, go)).first;
     }
-    at::Tensor out = at::empty({a.size(0), o.n}, a.options());
+    at::Tensor out = output("gemm", into, a, a.size(0), o.n);
     flux::GemmArgs args;
     args.m = a.size(0);
     args.a = o.a.data;
@@ -453,8 +474,9 @@ GroupOp begin_group_op(const char* op, const at::Tensor& a, const at::Tensor& b,
   return c;
 }
 
-at::Tensor gemm_rs(const at::Tensor& a, const at::Tensor& b, const c10::optional<at::Tensor>& bias,
-                   const std::string& group_name, const std::string& layout, const std::string& path) {
+at::Tensor gemm_rs_impl(const at::Tensor& a, const at::Tensor& b, const c10::optional<at::Tensor>& bias,
+                        const std::string& group_name, const std::string& layout, const std::string& path,
+                        const at::Tensor* into) {
   return translate("gemm_rs", [&] {
     flux::GemmRsImpl impl = flux::parse_gemm_rs_impl(path);
     FluxLock lock;
@@ -479,7 +501,7 @@ at::Tensor gemm_rs(const at::Tensor& a, const at::Tensor& b, const c10::optional
       opt.impl = impl;
       p.rs = std::make_unique<flux::GemmRsPlan>(comm, d, opt);
     });
-    at::Tensor out = at::empty({m / g.world, o.n}, a.options());
+    at::Tensor out = output("gemm_rs", into, a, m / g.world, o.n);
     flux::GemmRsArgs args;
     args.a = o.a;
     args.b = o.b;
@@ -490,9 +512,10 @@ at::Tensor gemm_rs(const at::Tensor& a, const at::Tensor& b, const c10::optional
   });
 }
 
-std::tuple<at::Tensor, at::Tensor> ag_gemm(const at::Tensor& a, const at::Tensor& b,
-                                           const c10::optional<at::Tensor>& bias, const std::string& group_name,
-                                           const std::string& layout, const std::string& path, bool return_gathered) {
+std::tuple<at::Tensor, at::Tensor> ag_gemm_impl(const at::Tensor& a, const at::Tensor& b,
+                                                const c10::optional<at::Tensor>& bias, const std::string& group_name,
+                                                const std::string& layout, const std::string& path,
+                                                bool return_gathered, const at::Tensor* into) {
   return translate("ag_gemm", [&] {
     flux::AgGemmImpl impl = flux::parse_ag_gemm_impl(path);
     FluxLock lock;
@@ -513,7 +536,7 @@ std::tuple<at::Tensor, at::Tensor> ag_gemm(const at::Tensor& a, const at::Tensor
       opt.impl = impl;
       p.ag = std::make_unique<flux::AgGemmPlan>(comm, d, opt);
     });
-    at::Tensor out = at::empty({m, o.n}, a.options());
+    at::Tensor out = output("ag_gemm", into, a, m, o.n);
     at::Tensor gathered = at::empty({return_gathered ? m : 0, a.size(1)}, a.options());
     flux::AgGemmArgs args;
     args.a_shard = o.a;
@@ -529,6 +552,36 @@ std::tuple<at::Tensor, at::Tensor> ag_gemm(const at::Tensor& a, const at::Tensor
     }
     return std::make_tuple(out, gathered);
   });
+}
+
+at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, const c10::optional<at::Tensor>& bias,
+                const std::string& layout) {
+  return gemm_impl(a, b, bias, layout, nullptr);
+}
+at::Tensor gemm_rs(const at::Tensor& a, const at::Tensor& b, const c10::optional<at::Tensor>& bias,
+                   const std::string& group_name, const std::string& layout, const std::string& path) {
+  return gemm_rs_impl(a, b, bias, group_name, layout, path, nullptr);
+}
+std::tuple<at::Tensor, at::Tensor> ag_gemm(const at::Tensor& a, const at::Tensor& b,
+                                           const c10::optional<at::Tensor>& bias, const std::string& group_name,
+                                           const std::string& layout, const std::string& path, bool return_gathered) {
+  return ag_gemm_impl(a, b, bias, group_name, layout, path, return_gathered, nullptr);
+}
+
+// The plan call alone (flux_torch.bench ops, "plan" rows): the op's body into a preallocated output,
+// from pybind (no dispatcher, no output allocation); the gathered A is never copied out.
+void run_into(const std::string& op, const at::Tensor& a, const at::Tensor& b, const c10::optional<at::Tensor>& bias,
+              const at::Tensor& out, const std::string& group_name, const std::string& layout,
+              const std::string& path) {
+  if (op == "gemm") {
+    gemm_impl(a, b, bias, layout, &out);
+  } else if (op == "gemm_rs") {
+    gemm_rs_impl(a, b, bias, group_name, layout, path, &out);
+  } else if (op == "ag_gemm") {
+    ag_gemm_impl(a, b, bias, group_name, layout, path, false, &out);
+  } else {
+    TORCH_CHECK_VALUE(false, "flux_torch.run_into: unknown op '", op, "'; expected gemm, gemm_rs or ag_gemm");
+  }
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -676,6 +729,9 @@ PYBIND11_MODULE(_C, m) {
   m.def(
       "knob_int", [](const std::string& name) { return flux_torch::translate("knob", [&] { return flux::knobs::get_int(name); }); },
       py::arg("name"), "an integer knob of the library (its registered default when unset)");
+  m.def("run_into", &flux_torch::run_into, py::arg("op"), py::arg("a"), py::arg("b"), py::arg("bias"), py::arg("out"),
+        py::arg("group_name"), py::arg("layout"), py::arg("path"),
+        "the op's plan call into a preallocated out, without the dispatcher (flux_torch.bench ops: plan rows)");
   m.def("plan_max_m", &flux_torch::round_up_pow2, py::arg("m"), "the M a plan is built for, for a call's M");
   m.def("host_exchange_selftest", &flux_torch::host_exchange_selftest, py::arg("name"), py::arg("payload"),
         "a host-only communicator on the group's exchange: check_same, then all_gather(payload)");

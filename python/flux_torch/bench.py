@@ -14,7 +14,9 @@ Suites:
           flux-bench gemm / gemm-rs / ag-gemm on the same --shapes at W = 1; flux-bench's input distribution).
           median_ms: calls queued back to back with the host ahead (a GPU sleep first), a pair of CUDA
             events around each call: flux-bench gemm-rs / ag-gemm's method (tools::time_interleaved), so
-            the two are comparable;
+            the two are comparable; the op alternates with its "plan" row: the same plan call into a
+            preallocated output from pybind (flux_torch._C.run_into: no dispatcher, no allocation), so
+            op_over_plan is the op layer's cost on the GPU's clock, in one process and one queue;
           median_ms_single: one call at a time on an idle GPU (includes the host's launch gap);
           host_us_per_call: the enqueue cost of one call.
 Timing: CUDA events around each call after --warmup calls, inputs rotated through enough copies to
@@ -76,20 +78,24 @@ def _timed(fn, iters, warmup):
     return statistics.median(times)
 
 
-def _timed_queued(fn, iters, warmup):
-    """Events around each of `iters` calls queued back to back behind a GPU sleep (the host gets ahead,
-    as flux-bench's tools::time_interleaved: its rounds are queued without a sync between calls)."""
+def _timed_queued(fns, iters, warmup):
+    """Events around each call, `iters` rounds of one call of each of `fns` queued back to back behind a
+    GPU sleep (the host gets ahead): flux-bench's tools::time_interleaved, whose rounds are queued without
+    a sync between calls. The median per fn."""
     for i in range(warmup):
-        fn(i)
+        for fn in fns:
+            fn(i)
     torch.cuda.synchronize()
-    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(iters)]
-    torch.cuda._sleep(2_000_000)  # ~1 ms at H200 clocks: longer than the host needs to queue the calls
-    for i, (start, stop) in enumerate(events):
-        start.record()
-        fn(warmup + i)
-        stop.record()
+    events = [[(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(iters)]
+              for _ in fns]
+    torch.cuda._sleep(2_000_000)  # ~1 ms at H200 clocks: longer than the host needs to queue the first calls
+    for i in range(iters):
+        for fn, ev in zip(fns, events):
+            ev[i][0].record()
+            fn(warmup + i)
+            ev[i][1].record()
     torch.cuda.synchronize()
-    return statistics.median(start.elapsed_time(stop) for start, stop in events)
+    return [statistics.median(start.elapsed_time(stop) for start, stop in ev) for ev in events]
 
 
 def _copies(nbytes):
@@ -261,6 +267,7 @@ def suite_ops(args, rank, world, shared_gpu, emit):
                 sets = [(torch.rand(*a_shape, device="cuda", dtype=torch.float32).mul_(2).sub_(1).to(dtype),
                          torch.rand(*b_shape, device="cuda", dtype=torch.float32).mul_(2).sub_(1).to(dtype))
                         for _ in range(_copies((a_shape[0] * a_shape[1] + b_shape[0] * b_shape[1]) * 2))]
+                outs = torch.empty(m // world if op == "gemm_rs" else m, n, device="cuda", dtype=dtype)
                 if op == "gemm":
                     fn = lambda i: torch.ops.flux.gemm(sets[i % len(sets)][0], sets[i % len(sets)][1], None,  # noqa
                                                        "nk")
@@ -270,12 +277,18 @@ def suite_ops(args, rank, world, shared_gpu, emit):
                 else:
                     fn = lambda i: torch.ops.flux.ag_gemm(sets[i % len(sets)][0], sets[i % len(sets)][1], None,  # noqa
                                                           name, "nk", "auto", False)
+                # The same plan call into a preallocated output, from pybind (no dispatcher, no allocation).
+                plan = lambda i, op=op: flux_torch._C.run_into(op, sets[i % len(sets)][0], sets[i % len(sets)][1],  # noqa
+                                                               None, outs, name, "nk", "auto")
                 a, b = sets[0]
                 out = fn(0)
                 out = out[0] if isinstance(out, tuple) else out
                 ref = a.float() @ b.float().t() if world == 1 else None
                 err = _rel(out, ref) if ref is not None else None
-                ms = _timed_queued(fn, args.iters, args.warmup)  # flux-bench gemm-rs / ag-gemm's method
+                plan(0)
+                plan_err = _rel(outs, ref) if ref is not None else None
+                # flux-bench gemm-rs / ag-gemm's method, the op and the plan call alternating in one queue
+                ms, plan_ms = _timed_queued([fn, plan], args.iters, args.warmup)
                 single = _timed(fn, args.iters, 1)  # one call at a time, from an idle GPU
                 torch.cuda.synchronize()
                 t0 = time.perf_counter()
@@ -283,9 +296,18 @@ def suite_ops(args, rank, world, shared_gpu, emit):
                     fn(i)
                 host_us = (time.perf_counter() - t0) / 20 * 1e6  # enqueue cost per call (GPU still busy)
                 torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                for i in range(20):
+                    plan(i)
+                plan_host_us = (time.perf_counter() - t0) / 20 * 1e6
+                torch.cuda.synchronize()
+                emit(dict(op=op, impl="plan", dtype=dtype_name, m=m, n=n, k=k, world_size=world, layout="nk",
+                          stream=args.stream, median_ms=plan_ms, host_us_per_call=plan_host_us,
+                          tflops=2.0 * m * n * k / plan_ms / 1e9, max_rel_err=plan_err, iters=args.iters))
                 emit(dict(op=op, impl="flux_torch", dtype=dtype_name, m=m, n=n, k=k, world_size=world, layout="nk",
                           stream=args.stream, median_ms=ms, median_ms_single=single, host_us_per_call=host_us,
-                          tflops=2.0 * m * n * k / ms / 1e9, max_rel_err=err, iters=args.iters))
+                          tflops=2.0 * m * n * k / ms / 1e9, max_rel_err=err, iters=args.iters,
+                          op_over_plan=ms / plan_ms))
 
 
 def main(argv=None):

@@ -87,6 +87,15 @@ def test_ops(rank, world, dtype, log):
         raise AssertionError("gemm accepted a non-contiguous a")
     except ValueError as e:
         assert "not contiguous" in str(e), str(e)
+    # The bench's plan call (flux_torch._C.run_into): the op's result into a given output, or the error.
+    into = torch.full((rows, n), float("nan"), device="cuda", dtype=dtype)
+    flux_torch._C.run_into("gemm_rs", As[rank], Bs[rank], bias, into, flux_torch.group_name(), "nk", "auto")
+    check("run_into gemm_rs", into, full[rank * rows:(rank + 1) * rows], dtype, log)
+    try:
+        flux_torch._C.run_into("gemm_rs", As[rank], Bs[rank], bias, into[:, :8], flux_torch.group_name(), "nk", "auto")
+        raise AssertionError("run_into accepted a wrong out")
+    except ValueError as e:
+        assert f"expected {rows} x {n}" in str(e), str(e)
 
 
 def make_mlp(world, rank, dtype, hidden=256, ffn=1024, seed=7):

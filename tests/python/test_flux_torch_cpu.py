@@ -90,6 +90,8 @@ def test_fake_kernels_raise_the_library_errors(call, message):
         (lambda a, b: torch.ops.flux.gemm(a, b, None, "xy"), "flux: unknown weight layout 'xy'"),
         (lambda a, b: torch.ops.flux.gemm_rs(a, b, None, group(), "nk", "bogus"), "flux gemm_rs: unknown implementation 'bogus'"),
         (lambda a, b: torch.ops.flux.ag_gemm(a, b, None, group(), "nk", "pipelined"), "flux ag_gemm: unknown implementation 'pipelined'"),
+        (lambda a, b: _C.run_into("gemm", a, b, None, a, "", "nk", "auto"), "flux gemm: a is on cpu; expected a CUDA tensor"),
+        (lambda a, b: _C.run_into("gemv", a, b, None, a, "", "nk", "auto"), "run_into: unknown op 'gemv'"),
     ],
 )
 def test_real_kernels_raise_the_library_errors_as_value_errors(call, message):
