@@ -80,10 +80,6 @@ struct AgGemmLayout {
 // The rule (reasons in ag_gemm_plan.cpp).
 AgGemmImpl choose_ag_gemm_impl(int64_t m, int64_t n_per_rank, int64_t k, int world_size, bool shares_gpu,
                                std::string* reason);
-// Number of shards (of m / world rows each) that rows [row0, row0 + rows) intersect: the arrivals an
-// M-block waits for.
-int ag_gemm_block_shards(int64_t m, int world_size, int64_t row0, int64_t rows);
-
 class AgGemmPlan {
  public:
   AgGemmPlan(Communicator& comm, const AgGemmDesc& desc, const AgGemmOptions& options = {});

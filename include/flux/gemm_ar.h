@@ -4,19 +4,28 @@
 //   rank r of W:  A_r [M, K/W], B_r [N, K/W] (kNK) or [K/W, N] (kKN), bias [N] optional
 //                 out_r [M, N] = sum_s A_s B_s^T (+ bias, added once), the same bits on every rank
 //
-// The W partials of an output element are summed in fp32 in one fixed order (sources W-1, ..., 0) on
-// every rank, so every rank's out is bitwise identical, run after run. M need not be a multiple of W.
+// The W partials of an output element are summed in fp32 in one fixed order per path, and each element
+// is summed once (one-shot: by every rank in the order W-1, ..., 0; two-shot: by the rank owning its row
+// segment, in that rank's ring order), so every rank's out is bitwise identical, run after run (the
+// paths differ from each other in the last bits). M need not be a multiple of W.
 //
 // Paths (GemmArPath), behind one plan and run(); they share the GEMM+RS machinery (gemm_rs.cpp):
 //   kOneShot     the GEMM core computes this rank's partial into symmetric memory and publishes each
 //                tile; a pull kernel on a few SMs beside it reads every rank's tile as it is published
 //                and sums all W of them (each rank reads W x M x N partials: the decode path, small M);
+//   kTwoShot     a reduce-scatter fused into the GEMM, then an all-gather of the reduced rows: the GEMM
+//                runs in GEMM+RS's rank-rotated order and the pull kernel beside it sums only this
+//                rank's segment of ceil(M / W) rows (from every rank's tiles as they are published)
+//                into symmetric memory; once its segment is final each rank raises one flag, and a
+//                gather kernel copies every rank's reduced segment into out. Each rank reads
+//                2 (W-1)/W x M x N elements instead of one-shot's (W-1) x M x N, at the cost of a second
+//                phase after the GEMM (for large M x N at W >= 4);
 //   kSequential  cuBLASLt GEMM, then NCCL's all-reduce when every rank has its own GPU, Flux's pull
 //                kernel over all rows after the GEMM when ranks share a GPU;
 //   kDecomposed  the GEMM in column chunks, the all-reduce of chunk i beside the GEMM of chunk i+1.
-// Not built yet (issue 12): two-shot (reduce-scatter then all-gather of the reduced rows) and the
-// RS + AG composition. kAuto applies the GEMM+RS rule (choose_gemm_rs_impl); FLUX_GEMM_AR_PATH or
-// GemmArOptions::path override it. W = 1 runs the GEMM core straight into out.
+// kAuto applies the GEMM+RS rule (choose_gemm_rs_impl: sequential below 2 GFLOP, else one-shot); two-shot
+// is chosen only by FLUX_GEMM_AR_PATH or GemmArOptions::path until a node with several GPUs has measured
+// where it wins. W = 1 runs the GEMM core straight into out.
 //
 // Collective, CUDA-graph safe and fail-stop exactly as GEMM+RS (flux/gemm_rs.h).
 #pragma once
@@ -34,9 +43,9 @@
 
 namespace flux {
 
-enum class GemmArPath : int32_t { kAuto = 0, kOneShot = 1, kSequential = 2, kDecomposed = 3 };
+enum class GemmArPath : int32_t { kAuto = 0, kOneShot = 1, kSequential = 2, kDecomposed = 3, kTwoShot = 4 };
 const char* to_string(GemmArPath path);
-GemmArPath parse_gemm_ar_path(const std::string& text);  // auto, one_shot, sequential, decomposed
+GemmArPath parse_gemm_ar_path(const std::string& text);  // auto, one_shot, two_shot, sequential, decomposed
 
 struct GemmArDesc {
   int64_t max_m = 0;       // largest M run() will see
@@ -68,7 +77,8 @@ class GemmArPlan {
   GemmArPlan(const GemmArPlan&) = delete;
   GemmArPlan& operator=(const GemmArPlan&) = delete;
 
-  // The path, tile order and pull-kernel SMs run() uses for M (the GEMM+RS layout type: segment_rows is M).
+  // The path, tile order and pull-kernel SMs run() uses for M (the GEMM+RS layout type: impl kFused with
+  // shots 1 or 2 for the fused paths; segment_rows is the rows each rank sums: M, or ceil(M / W) for two-shot).
   GemmRsLayout layout(int64_t m, GemmArPath path = GemmArPath::kAuto) const;
   void run(const GemmArArgs& args, cudaStream_t stream, GemmArPath path = GemmArPath::kAuto);
   void check_status();

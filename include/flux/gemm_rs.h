@@ -80,14 +80,12 @@ struct GemmRsLayout {
   TileOrderSpec order;       // rank-rotated order of this rank
   int32_t reduce_sms = 0;
   int32_t col_bands = 1;
+  int32_t shots = 0;         // GEMM+AR's fused paths: 1 one-shot, 2 two-shot (GEMM+RS: 0)
 };
 
 // The rule: fused unless it cannot pay (W = 1 is the GEMM alone; tiny GEMMs are dominated by the fixed
 // cost of the per-call barrier and the reduction kernel's launch), see gemm_rs_plan.cpp.
 GemmRsImpl choose_gemm_rs_impl(int64_t m, int64_t n, int64_t k_per_rank, int world_size, std::string* reason);
-
-// Ranks whose output rows intersect rows [row0, row0 + rows) of C (the destinations of a tile).
-void gemm_rs_tile_destinations(int64_t m, int world_size, int64_t row0, int64_t rows, int* first_rank, int* last_rank);
 
 class GemmRsPlan {
  public:

@@ -32,6 +32,26 @@
 
 namespace flux {
 
+// Rows [0, rows) cut into segments of segment_rows rows, the last one taking the remainder: a fused
+// op's per-rank row segments (GEMM+RS: the rows rank s owns; AG+GEMM: the shard rank s holds). The one
+// rows <-> segments arithmetic of the library, host and device; segments past the end are empty.
+struct RowSegments {
+  int64_t rows = 0;
+  int64_t segment_rows = 1;  // >= 1
+
+  FLUX_HOST_DEVICE int32_t count() const { return int32_t((rows + segment_rows - 1) / segment_rows); }
+  FLUX_HOST_DEVICE int64_t begin(int32_t s) const {
+    const int64_t r = int64_t(s) * segment_rows;
+    return r < rows ? r : rows;
+  }
+  FLUX_HOST_DEVICE int64_t end(int32_t s) const { return begin(s + 1); }
+  FLUX_HOST_DEVICE int32_t of(int64_t row) const { return int32_t(row / segment_rows); }
+  // The segments rows [r0, r1) (r0 < r1) touch: first(r0) ..= last(r1), touched() of them.
+  FLUX_HOST_DEVICE int32_t first(int64_t r0) const { return of(r0); }
+  FLUX_HOST_DEVICE int32_t last(int64_t r1) const { return of(r1 - 1); }
+  FLUX_HOST_DEVICE int32_t touched(int64_t r0, int64_t r1) const { return last(r1) - first(r0) + 1; }
+};
+
 enum class Raster : int32_t {
   kAuto = -1,     // let the config heuristic choose
   kRowMajor = 0,  // N fastest within a band of unit rows
@@ -74,7 +94,7 @@ struct TileOrderMap {
   // First unit row of segment s (0 <= s <= segments); monotone, begin(0) = 0, begin(segments) = units_m.
   FLUX_HOST_DEVICE int32_t segment_begin(int32_t s) const {
     if (s >= segments) return units_m;
-    int64_t first_row = int64_t(s) * segment_rows;
+    int64_t first_row = RowSegments{int64_t(segments) * segment_rows, segment_rows}.begin(s);
     int64_t u = (first_row + unit_rows - 1) / unit_rows;  // first unit row whose first row >= first_row
     return u < units_m ? int32_t(u) : units_m;
   }

@@ -152,6 +152,48 @@ TEST(TileOrder, SegmentBoundariesFollowRows) {
   EXPECT_EQ(map.segment_begin(3), 8);
 }
 
+// The row-segment arithmetic the fused ops share (GEMM+RS's destinations of a tile, AG+GEMM's arrivals
+// per M-block, the gather's shard walk), against a row-by-row count.
+TEST(RowSegments, MatchRowByRowCount) {
+  const flux::RowSegments s{1000, 250};  // W = 4
+  EXPECT_EQ(s.count(), 4);
+  EXPECT_EQ(s.first(128), 0);
+  EXPECT_EQ(s.last(256), 1);              // rows 128..255 straddle segments 0 and 1
+  EXPECT_EQ(s.touched(896, 1000), 1);     // the last segment
+  EXPECT_EQ(s.touched(0, 1000), 4);
+  EXPECT_EQ((flux::RowSegments{60, 10}.touched(0, 60)), 6);  // a block wider than every segment
+  const flux::RowSegments short_last{10, 4};                 // 4 + 4 + 2
+  EXPECT_EQ(short_last.count(), 3);
+  EXPECT_EQ(short_last.end(2), 10);
+  EXPECT_EQ(short_last.begin(5), 10);  // past the end: empty
+  std::mt19937 gen(7);
+  for (int trial = 0; trial < 2000; ++trial) {
+    const int64_t rows = 1 + int64_t(gen() % 3000), seg = 1 + int64_t(gen() % 700);
+    const flux::RowSegments map{rows, seg};
+    const int64_t r0 = int64_t(gen() % uint64_t(rows)), r1 = r0 + 1 + int64_t(gen() % uint64_t(rows - r0));
+    std::vector<bool> hit(size_t(map.count()), false);
+    for (int64_t r = r0; r < r1; ++r) {
+      int32_t owner = -1;
+      for (int32_t k = 0; k < map.count(); ++k) {
+        if (map.begin(k) <= r && r < map.end(k)) owner = k;
+      }
+      ASSERT_GE(owner, 0) << "row " << r << " of " << rows << " in no segment of " << seg;
+      ASSERT_EQ(map.of(r), owner);
+      hit[size_t(owner)] = true;
+    }
+    int32_t n = 0, first = -1, last = -1;
+    for (int32_t k = 0; k < map.count(); ++k) {
+      if (!hit[size_t(k)]) continue;
+      ++n;
+      if (first < 0) first = k;
+      last = k;
+    }
+    ASSERT_EQ(map.touched(r0, r1), n) << rows << " rows / " << seg << ", [" << r0 << ", " << r1 << ")";
+    ASSERT_EQ(map.first(r0), first);
+    ASSERT_EQ(map.last(r1), last);
+  }
+}
+
 TEST(TileOrder, PlainRowAndColumnMajor) {
   flux::TileOrderSpec spec;
   spec.raster = flux::Raster::kRowMajor;

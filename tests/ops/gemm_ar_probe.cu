@@ -62,7 +62,8 @@ std::string name(const Case& c) {
                            c.bias ? " +bias" : "");
 }
 
-const flux::GemmArPath kPaths[] = {flux::GemmArPath::kOneShot, flux::GemmArPath::kSequential, flux::GemmArPath::kDecomposed};
+const flux::GemmArPath kPaths[] = {flux::GemmArPath::kOneShot, flux::GemmArPath::kTwoShot, flux::GemmArPath::kSequential,
+                                   flux::GemmArPath::kDecomposed};
 
 // One rank's buffers for a case, the reference of every row, and the checks.
 struct Fixture {

@@ -55,11 +55,4 @@ TEST(AgGemmPlan, RanksSharingAGpuSplitItsSms) {
   EXPECT_THROW(flux::ops::plan_ag_gemm(2047, desc, 2, 0, false, 1, 132, 8, flux::AgGemmImpl::kAuto), flux::InvalidArgument);
 }
 
-TEST(AgGemmPlan, BlockShards) {
-  EXPECT_EQ(flux::ag_gemm_block_shards(1000, 4, 0, 128), 1);     // shards of 250 rows
-  EXPECT_EQ(flux::ag_gemm_block_shards(1000, 4, 128, 128), 2);   // rows 128..255: shards 0 and 1
-  EXPECT_EQ(flux::ag_gemm_block_shards(60, 6, 0, 64 - 4), 6);    // a block wider than every shard
-  EXPECT_THROW(flux::ag_gemm_block_shards(1000, 3, 0, 10), flux::InvalidArgument);
-}
-
 }  // namespace

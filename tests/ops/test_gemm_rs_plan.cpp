@@ -67,20 +67,6 @@ TEST(GemmRsPlan, MustBeAMultipleOfTheWorld) {
                flux::InvalidArgument);  // above max_m
 }
 
-TEST(GemmRsPlan, TileDestinations) {
-  int first = -1, last = -1;
-  flux::gemm_rs_tile_destinations(1000, 4, 0, 128, &first, &last);  // segments of 250 rows
-  EXPECT_EQ(first, 0);
-  EXPECT_EQ(last, 0);
-  flux::gemm_rs_tile_destinations(1000, 4, 128, 128, &first, &last);  // rows 128..255 straddle 0 and 1
-  EXPECT_EQ(first, 0);
-  EXPECT_EQ(last, 1);
-  flux::gemm_rs_tile_destinations(1000, 4, 896, 104, &first, &last);
-  EXPECT_EQ(first, 3);
-  EXPECT_EQ(last, 3);
-  EXPECT_THROW(flux::gemm_rs_tile_destinations(1000, 3, 0, 128, &first, &last), flux::InvalidArgument);
-}
-
 // Every tile that reduction r takes at ring step t from source s = r-1-t has been produced by s at a
 // ring position (band, segment step) no later than (band, t): the order of the GEMM core's scheduler
 // (TileOrderMap) against the reduction's walk, for random shapes, tiles, clusters and W. One known
@@ -169,8 +155,9 @@ TEST(GemmArPlan, EveryRankTheSameOrderOverEveryRow) {
   for (int w : {2, 3, 8}) {
     for (int64_t m : {int64_t(1), int64_t(7), int64_t(127), int64_t(3000)}) {
       auto sel = flux::select_gemm_config(m, desc.n, desc.k_per_rank, limits);
-      auto L = flux::ops::plan_gemm_ar(m, desc, w, sel, limits.l2_bytes, 8, 0, flux::GemmRsImpl::kFused);
+      auto L = flux::ops::plan_gemm_ar(m, desc, w, w - 1, sel, limits.l2_bytes, 8, 0, flux::GemmArPath::kOneShot);
       EXPECT_EQ(L.impl, flux::GemmRsImpl::kFused);
+      EXPECT_EQ(L.shots, 1);
       EXPECT_EQ(L.segment_rows, m);
       EXPECT_EQ(L.order.segments, 1);
       EXPECT_EQ(L.order.first_segment, 0);
@@ -181,17 +168,46 @@ TEST(GemmArPlan, EveryRankTheSameOrderOverEveryRow) {
     }
   }
   auto sel = flux::select_gemm_config(8, desc.n, desc.k_per_rank, limits);
-  auto L = flux::ops::plan_gemm_ar(8, desc, 4, sel, limits.l2_bytes, 8, 0, flux::GemmRsImpl::kAuto);
+  auto L = flux::ops::plan_gemm_ar(8, desc, 4, 0, sel, limits.l2_bytes, 8, 0, flux::GemmArPath::kAuto);
   EXPECT_EQ(L.impl, flux::GemmRsImpl::kSequential);  // 0.5 GFLOP: too short for the fused path's fixed costs
   EXPECT_NE(L.reason.find("all-reduce"), std::string::npos) << L.reason;
-  EXPECT_THROW(flux::ops::plan_gemm_ar(4097, desc, 4, sel, limits.l2_bytes, 8, 0, flux::GemmRsImpl::kAuto),
+  EXPECT_THROW(flux::ops::plan_gemm_ar(4097, desc, 4, 0, sel, limits.l2_bytes, 8, 0, flux::GemmArPath::kAuto),
                flux::InvalidArgument);  // beyond max_m
   EXPECT_EQ(flux::parse_gemm_ar_path("one_shot"), flux::GemmArPath::kOneShot);
   EXPECT_STREQ(flux::to_string(flux::GemmArPath::kDecomposed), "decomposed");
+  EXPECT_EQ(flux::parse_gemm_ar_path("two_shot"), flux::GemmArPath::kTwoShot);
   try {
-    flux::parse_gemm_ar_path("two_shot");
-    FAIL() << "accepted a path that is not built";
+    flux::parse_gemm_ar_path("three_shot");
+    FAIL() << "accepted a path that does not exist";
   } catch (const flux::InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find("expected auto, one_shot, sequential or decomposed"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("flux gemm_ar: unknown path 'three_shot' (expected auto, one_shot, two_shot, "
+                                         "sequential or decomposed)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// Two-shot: GEMM+RS's rank-rotated ring over segments of ceil(M / W) rows (any M: the last segments are
+// shorter or empty), every row in exactly one rank's segment.
+TEST(GemmArPlan, TwoShotRingOverCeilSegments) {
+  const auto limits = h200_like();
+  flux::GemmRsDesc desc{4096, 8192, 1024, flux::DType::kBF16, flux::WeightLayout::kNK};
+  for (int w : {2, 3, 8}) {
+    for (int64_t m : {int64_t(1), int64_t(7), int64_t(127), int64_t(3000)}) {
+      auto sel = flux::select_gemm_config(m, desc.n, desc.k_per_rank, limits);
+      int64_t covered = 0;
+      for (int r = 0; r < w; ++r) {
+        auto L = flux::ops::plan_gemm_ar(m, desc, w, r, sel, limits.l2_bytes, 8, 0, flux::GemmArPath::kTwoShot);
+        EXPECT_EQ(L.impl, flux::GemmRsImpl::kFused);
+        EXPECT_EQ(L.shots, 2);
+        EXPECT_EQ(L.segment_rows, (m + w - 1) / w);
+        EXPECT_EQ(L.order.segments, w);
+        EXPECT_EQ(L.order.first_segment, (r + 1) % w);
+        EXPECT_EQ(L.order.segment_rows, L.segment_rows);
+        const flux::RowSegments seg{m, L.segment_rows};
+        covered += seg.end(r) - seg.begin(r);
+      }
+      EXPECT_EQ(covered, m) << "W=" << w << " M=" << m;
+    }
   }
 }

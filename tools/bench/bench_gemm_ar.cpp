@@ -2,11 +2,11 @@
 //
 // Per shape (M, N, K: the full layer; each rank multiplies A_r [M, K/W] by B_r [N, K/W]^T and every rank
 // gets the sum [M, N]) and dtype, side by side in interleaved rounds on rotating input sets: one_shot,
-// sequential, decomposed (the op's paths), one_shot_graph (one one-shot call captured in a CUDA graph
+// two_shot, sequential, decomposed (the op's paths), one_shot_graph (one one-shot call captured in a CUDA graph
 // and replayed: the decode case), gemm_core (the per-rank GEMM alone) and, with one GPU per rank,
 // nccl_comm (NCCL's all-reduce of the partials alone). fixed_us = path - gemm_core, the op's cost over
-// its GEMM. Each rank times its own calls; a row reports the slowest rank's median. The one-shot output
-// is checked on every rank against fp64 from every rank's inputs (sampled rows) and across ranks (the
+// its GEMM. Each rank times its own calls; a row reports the slowest rank's median. The one- and two-shot
+// outputs are checked on every rank against fp64 from every rank's inputs (sampled rows) and across ranks (the
 // same bits). Default suite: decode and prefill M in {1, 8, 32, 64, 128, 1024, 4096}, N = 8192,
 // K = 8192 (Llama-style attention-out / MLP-down rows).
 #include <cuda_runtime_api.h>
@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <random>
@@ -86,8 +87,8 @@ int run_gemm_ar_bench(const std::vector<std::string>& argv, const std::string& c
     std::printf("flux-bench gemm-ar: W=%d on %s (%s%s)%s\n", w, limits.name.c_str(),
                 comm.shares_gpu() ? "ranks share a GPU" : "one GPU per rank", mps ? ", MPS" : "",
                 nccl ? "" : "; NCCL unavailable: no nccl_comm row");
-    std::printf("%-18s %-5s %9s %9s %9s %9s %9s %9s  (ms; fixed_us = one_shot - core)\n", "shape (MxNxK)", "dtype",
-                "one_shot", "graph", "sequent.", "decomp.", "core", "fixed_us");
+    std::printf("%-18s %-5s %9s %9s %9s %9s %9s %9s %9s  (ms; fixed_us = one_shot - core)\n", "shape (MxNxK)", "dtype",
+                "one_shot", "graph", "sequent.", "decomp.", "core", "two_shot", "fixed_us");
   }
   int failures = 0;
   for (DType dtype : dtypes) {
@@ -140,6 +141,7 @@ int run_gemm_ar_bench(const std::vector<std::string>& argv, const std::string& c
              g.c = partial.ptr;
              core.run(g, stream);
            }},
+          {"two_shot", [&](int) { plan.run(ar_args(next_set()), stream, GemmArPath::kTwoShot); }},
       };
       if (nccl) {
         runs.push_back({"nccl_comm", [&](int) {
@@ -152,12 +154,17 @@ int run_gemm_ar_bench(const std::vector<std::string>& argv, const std::string& c
       plan.check_status();
       std::vector<double> med(runs.size());
       for (size_t i = 0; i < runs.size(); ++i) med[i] = max_over_ranks(comm, tools::median(times[i]), "gemm-ar median");
-      // One-shot on set 0: sampled rows against fp64 from every rank's inputs, and the same bits everywhere.
-      std::optional<double> err;
-      bool same_bits = true;
-      if (check) {
+      // The fused paths on set 0: sampled rows against fp64 from every rank's inputs, and the same bits
+      // everywhere.
+      std::map<std::string, std::optional<double>> errs;
+      std::map<std::string, bool> same;
+      for (GemmArPath path : {GemmArPath::kOneShot, GemmArPath::kTwoShot}) {
+        if (!check) break;
+        std::optional<double>& err = errs[to_string(path)];
+        bool& same_bits = same[to_string(path)];
+        same_bits = true;
         tools::poison(out.ptr, m * n, stream);
-        plan.run(ar_args(0), stream, GemmArPath::kOneShot);
+        plan.run(ar_args(0), stream, path);
         FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
         plan.check_status();
         std::vector<std::string> hashes = comm.all_gather(bits_hash(out.ptr, out.bytes), "gemm-ar bits");
@@ -193,9 +200,11 @@ int run_gemm_ar_bench(const std::vector<std::string>& argv, const std::string& c
           line.add("op", "gemm_ar").add("impl", runs[i].name).add("dtype", to_string(dtype)).add("m", m).add("n", n)
               .add("k", shape.k).add("world_size", w).add("median_ms", med[i]);
           if (runs[i].name != "nccl_comm" && runs[i].name != "gemm_core") line.add("fixed_us", (med[i] - core_ms) * 1e3);
-          line.add("max_rel_err", runs[i].name == "one_shot" ? err : std::nullopt).add("k_per_rank", k)
+          const bool checked = errs.count(runs[i].name) > 0;
+          line.add("max_rel_err", checked ? errs[runs[i].name] : std::nullopt).add("k_per_rank", k)
               .add("layout", to_string(layout));
-          if (runs[i].name == "one_shot") line.add("same_bits_on_every_rank", same_bits).add("rule", plan.layout(m).reason);
+          if (checked) line.add("same_bits_on_every_rank", same[runs[i].name]);
+          if (runs[i].name == "one_shot") line.add("rule", plan.layout(m).reason);
           line.add("same_gpu", comm.shares_gpu()).add("mps", mps).add("iters", iters).add("gpu", limits.name)
               .add("date", date).add("command", command_line);
           *json << line.str() << "\n";
@@ -205,9 +214,10 @@ int run_gemm_ar_bench(const std::vector<std::string>& argv, const std::string& c
       if (r == 0) {
         char shape_text[64];
         std::snprintf(shape_text, sizeof(shape_text), "%ldx%ldx%ld", long(m), long(n), long(shape.k));
-        std::printf("%-18s %-5s %9.4f %9.4f %9.4f %9.4f %9.4f %9.1f%s\n", shape_text, to_string(dtype), med[0], med[1], med[2],
-                    med[3], core_ms, (med[0] - core_ms) * 1e3,
-                    (err && !(*err < tools::tolerance(dtype))) || !same_bits ? "  CHECK FAILED" : "");
+        bool failed = false;
+        for (const auto& e : errs) failed = failed || !(*e.second < tools::tolerance(dtype)) || !same[e.first];
+        std::printf("%-18s %-5s %9.4f %9.4f %9.4f %9.4f %9.4f %9.4f %9.1f%s\n", shape_text, to_string(dtype), med[0], med[1],
+                    med[2], med[3], core_ms, med[5], (med[0] - core_ms) * 1e3, failed ? "  CHECK FAILED" : "");
         std::fflush(stdout);
       }
       cudaGraphExecDestroy(exec);

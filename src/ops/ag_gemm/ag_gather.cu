@@ -1,6 +1,7 @@
 // src/ops/ag_gemm/ag_gather.cu — see ag_gather.h.
 #include "src/ops/ag_gemm/ag_gather.h"
 
+#include "flux/tile_order.h"
 #include "src/common/check.h"
 #include "src/device/signal.cuh"
 
@@ -19,26 +20,22 @@ __device__ __forceinline__ uint32_t atom_add_acq_rel_gpu(uint32_t* p, uint32_t v
   return old;
 }
 
-__device__ __forceinline__ int shards_of_rows(const AgGatherParams& p, int64_t r0, int64_t r1) {
-  return int((r1 - 1) / p.shard_rows - r0 / p.shard_rows + 1);
-}
-
 __global__ void __launch_bounds__(kThreads, 1) ag_gather_kernel(AgGatherParams p) {
   // This CTA is resident: the GEMM, launched as our programmatic dependent, may start once every CTA
   // of the gather has said so (it never starts before: the guarantee its waits rely on).
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   const int64_t row_bytes = p.k * p.elem_bytes;
   const uint32_t epoch = *p.epoch;
+  const RowSegments shards{p.m, p.shard_rows}, blocks{p.m, p.block_rows};
   int64_t unit = 0;  // running index of (shard, block) pieces; CTA c takes pieces c, c + gridDim.x, ...
   for (int32_t t = 0; t < p.world; ++t) {
     const int32_t s = (p.rank + t) % p.world;
-    const int64_t s0 = int64_t(s) * p.shard_rows, s1 = s0 + p.shard_rows < p.m ? s0 + p.shard_rows : p.m;
+    const int64_t s0 = shards.begin(s), s1 = shards.end(s);
     if (s1 <= s0) continue;
-    const int32_t b0 = int32_t(s0 / p.block_rows), b1 = int32_t((s1 - 1) / p.block_rows);
-    for (int32_t b = b0; b <= b1; ++b, ++unit) {
+    for (int32_t b = blocks.first(s0); b <= blocks.last(s1); ++b, ++unit) {
       if (unit % gridDim.x != blockIdx.x) continue;
-      const int64_t r0 = int64_t(b) * p.block_rows > s0 ? int64_t(b) * p.block_rows : s0;
-      const int64_t r1 = int64_t(b + 1) * p.block_rows < s1 ? int64_t(b + 1) * p.block_rows : s1;
+      const int64_t r0 = blocks.begin(b) > s0 ? blocks.begin(b) : s0;
+      const int64_t r1 = blocks.end(b) < s1 ? blocks.end(b) : s1;
       if (s != p.rank) {
         if (threadIdx.x == 0) {
           device::chaos_delay(p.ctx.chaos_seed, uint32_t(unit) * 17u + 3u);
@@ -65,9 +62,7 @@ __global__ void __launch_bounds__(kThreads, 1) ag_gather_kernel(AgGatherParams p
       __syncthreads();  // the piece is written (by every thread) before thread 0 counts it
       if (threadIdx.x == 0) {
         device::chaos_delay(p.ctx.chaos_seed, uint32_t(b) * 29u + 5u);
-        const int64_t blk0 = int64_t(b) * p.block_rows;
-        const int64_t blk1 = blk0 + p.block_rows < p.m ? blk0 + p.block_rows : p.m;
-        const uint32_t needed = uint32_t(shards_of_rows(p, blk0, blk1));
+        const uint32_t needed = uint32_t(shards.touched(blocks.begin(b), blocks.end(b)));
         if (atom_add_acq_rel_gpu(p.parts + b, 1u) + 1u == needed) device::st_release_sys(p.flags + b, epoch);
       }
     }
@@ -77,10 +72,10 @@ __global__ void __launch_bounds__(kThreads, 1) ag_gather_kernel(AgGatherParams p
 __global__ void ag_release_blocks_kernel(AgGatherParams p, int step) {
   const uint32_t epoch = *p.epoch;
   for (int32_t b = threadIdx.x; b < p.num_blocks; b += blockDim.x) {
-    const int64_t r0 = int64_t(b) * p.block_rows;
-    const int64_t r1 = r0 + p.block_rows < p.m ? r0 + p.block_rows : p.m;
+    const RowSegments shards{p.m, p.shard_rows}, blocks{p.m, p.block_rows};
+    const int64_t r0 = blocks.begin(b), r1 = blocks.end(b);
     int done_at = 0;  // the last ring step among the shards the block's rows touch
-    for (int64_t s = r0 / p.shard_rows; s <= (r1 - 1) / p.shard_rows; ++s) {
+    for (int32_t s = shards.first(r0); s <= shards.last(r1); ++s) {
       const int t = int((s - p.rank + p.world) % p.world);
       done_at = t > done_at ? t : done_at;
     }

@@ -4,29 +4,22 @@
 #include <algorithm>
 
 #include "src/common/check.h"
+#include "src/ops/common/path_table.h"
 #include "src/ops/common/sm_budget.h"
 
 namespace flux {
 
-const char* to_string(AgGemmImpl impl) {
-  switch (impl) {
-    case AgGemmImpl::kAuto: return "auto";
-    case AgGemmImpl::kFused: return "fused";
-    case AgGemmImpl::kFusedCopyEngine: return "fused_ce";
-    case AgGemmImpl::kSequential: return "sequential";
-    case AgGemmImpl::kDecomposed: return "decomposed";
-  }
-  return "?";
-}
+namespace {
+const ops::PathName<AgGemmImpl> kPaths[] = {{AgGemmImpl::kAuto, "auto"},
+                                            {AgGemmImpl::kFused, "fused"},
+                                            {AgGemmImpl::kFusedCopyEngine, "fused_ce"},
+                                            {AgGemmImpl::kSequential, "sequential"},
+                                            {AgGemmImpl::kDecomposed, "decomposed"}};
+}  // namespace
 
+const char* to_string(AgGemmImpl impl) { return ops::path_name(kPaths, impl); }
 AgGemmImpl parse_ag_gemm_impl(const std::string& text) {
-  if (text == "auto") return AgGemmImpl::kAuto;
-  if (text == "fused") return AgGemmImpl::kFused;
-  if (text == "fused_ce") return AgGemmImpl::kFusedCopyEngine;
-  if (text == "sequential") return AgGemmImpl::kSequential;
-  if (text == "decomposed") return AgGemmImpl::kDecomposed;
-  throw InvalidArgument(detail::cat("flux ag_gemm: unknown implementation '", text,
-                                    "' (expected auto, fused, fused_ce, sequential or decomposed)"));
+  return ops::parse_path(kPaths, text, "flux ag_gemm", "implementation");
 }
 
 // The rule. Reasons:
@@ -52,13 +45,6 @@ AgGemmImpl choose_ag_gemm_impl(int64_t m, int64_t n_per_rank, int64_t k, int wor
   }
   say(detail::cat("rule: fused (SM gather), the per-rank GEMM is ", flops / 1e9, " GFLOP (>= 2)"));
   return AgGemmImpl::kFused;
-}
-
-int ag_gemm_block_shards(int64_t m, int world_size, int64_t row0, int64_t rows) {
-  FLUX_CHECK_ARG(world_size >= 1 && m % world_size == 0 && rows >= 1 && row0 >= 0 && row0 + rows <= m,
-                 "flux ag_gemm: rows [", row0, ", ", row0 + rows, ") of M = ", m, " with W = ", world_size);
-  const int64_t shard = m / world_size;
-  return static_cast<int>((row0 + rows - 1) / shard - row0 / shard + 1);
 }
 
 namespace ops {

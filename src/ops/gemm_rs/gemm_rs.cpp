@@ -16,6 +16,9 @@
 //               on all SMs (ranks sharing a GPU).
 //   decomposed  C column chunks: GEMM of chunk c on the stream, its reduce-scatter on the side stream
 //               while the stream computes chunk c+1.
+// GEMM+AR runs the same paths over every row (one-shot = fused with one segment of M rows and every rank
+// summing all of them), plus two-shot: fused as GEMM+RS over segments of ceil(M / W) rows, the sum into
+// a symmetric buffer R, one "segment reduced" flag, and a gather of every rank's segment from R.
 // Every path is CUDA-graph safe: no per-call host value reaches a kernel or a stream operation.
 #include <nccl.h>
 
@@ -61,14 +64,17 @@ struct TileReduceCore {
   int world = 1, rank = 0;
   DeviceLimits limits;
   GemmRsImpl forced = GemmRsImpl::kAuto;
+  GemmArPath ar_forced = GemmArPath::kAuto;  // all: the path from options or FLUX_GEMM_AR_PATH
   int32_t reduce_sms = 8;
   int32_t chunks = 4;
   std::unique_ptr<ops::OpRuntime> rt;
   std::unique_ptr<GemmPlan> fused_gemm;  // on the SMs the reduction leaves
   std::unique_ptr<GemmPlan> full_gemm;   // all SMs: W = 1
   std::unique_ptr<SymmetricBuffer> partial, flags;
+  std::unique_ptr<SymmetricBuffer> reduced;  // all: two-shot's reduced rows R [max_m, n]
   float* acc = nullptr;
-  int64_t flag_count = 0;
+  int64_t flag_count = 0;   // tile flags; all: one more after them, two-shot's "my segment is reduced"
+  int64_t ready_flag = -1;  // all: its index
   std::vector<cudaEvent_t> chunk_done;
   // (m, n chunk, bias, stream slot) -> cuBLAS plan on that slot's workspace (made on first use: host
   // work only, so also while a stream is being captured).
@@ -128,6 +134,14 @@ struct TileReduceCore {
     g.order = &L.order;
     fused_gemm->run(g, stream);
     ops::RsReduceParams p = reduce_params(m, args);
+    const RowSegments segments{m, L.segment_rows};
+    const size_t es = dtype_size(desc.dtype);
+    if (L.shots == 2) {  // the first shot: this rank's segment, summed into R at its own rows
+      p.rank = rank;
+      p.segment_rows = L.segment_rows;
+      p.out = static_cast<char*>(reduced->local()) + segments.begin(rank) * desc.n * int64_t(es);
+      p.out_ld = desc.n;
+    }
     p.tile_m = L.gemm.config.tile_m;
     p.tile_n = L.gemm.config.tile_n;
     p.tiles_m = static_cast<int32_t>(L.gemm.tiles_m);
@@ -138,6 +152,23 @@ struct TileReduceCore {
     p.band_begin = 0;
     p.band_end = L.col_bands;
     ops::launch_gemm_rs_reduce(desc.dtype, p, L.reduce_sms, rt->side());
+    if (L.shots == 2) {  // the second shot: raise "segment reduced", then gather every rank's segment
+      ops::launch_fill_flags(my_flags() + ready_flag, 1, rt->epoch(), rt->side());
+      ops::ArGatherParams q;
+      q.m = m;
+      q.n = desc.n;
+      q.segment_rows = L.segment_rows;
+      q.rank = rank;
+      q.world = world;
+      q.elem_bytes = static_cast<int32_t>(es);
+      q.reduced = reduced->device_peers();
+      q.flags = reinterpret_cast<uint32_t* const*>(flags->device_peers());
+      q.flag_index = ready_flag;
+      q.epoch = rt->epoch();
+      q.out = args.out.mutable_data();
+      q.ctx = rt->wait_context(-1);
+      ops::launch_ar_gather(q, L.reduce_sms, rt->side());
+    }
     rt->join(stream);
   }
 
@@ -285,7 +316,7 @@ struct TileReduceCore {
     c.check_same(std::string(name) + " plan",
                  detail::cat("W=", world, " max_m=", d.max_m, " n=", d.n, " k_per_rank=", d.k_per_rank, " ",
                              to_string(d.dtype), " ", to_string(d.layout), " impl=", to_string(forced),
-                             " reduce_sms=", reduce_sms, " col_bands=", opt.col_bands, " chunks=", chunks,
+                             all ? detail::cat(" ar_path=", to_string(ar_forced)) : std::string(), " reduce_sms=", reduce_sms, " col_bands=", opt.col_bands, " chunks=", chunks,
                              " initial_epoch=", options.initial_epoch, " gemm: ", full_gemm->resolved_options(),
                              fused_gemm ? " fused gemm: " + fused_gemm->resolved_options() : std::string()));
     if (world > 1) {
@@ -294,7 +325,12 @@ struct TileReduceCore {
       partial = std::make_unique<SymmetricBuffer>(c, size_t(d.max_m) * size_t(d.n) * es, std::string(name) + " partial");
       // Enough flags for the finest grids: any compiled config's tile grid, the unfused paths' 128 x n_chunk.
       flag_count = std::max(ops::max_tile_flags(d.max_m, d.n), ((d.max_m + 127) / 128) * kMaxChunks);
-      flags = std::make_unique<SymmetricBuffer>(c, size_t(flag_count) * sizeof(uint32_t), std::string(name) + " flags");
+      if (all) {
+        ready_flag = flag_count;
+        reduced = std::make_unique<SymmetricBuffer>(c, size_t(d.max_m) * size_t(d.n) * es, std::string(name) + " reduced");
+      }
+      flags = std::make_unique<SymmetricBuffer>(c, size_t(flag_count + (all ? 1 : 0)) * sizeof(uint32_t),
+                                                std::string(name) + " flags");
       const int64_t acc_rows = all ? d.max_m : d.max_m / world;
       FLUX_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&acc), size_t(acc_rows) * size_t(d.n) * sizeof(float)));
       chunk_done.resize(kMaxChunks);
@@ -302,16 +338,20 @@ struct TileReduceCore {
     }
   }
 
-  GemmRsLayout plan(int64_t m, GemmRsImpl impl) const {
-    const GemmRsImpl path = impl != GemmRsImpl::kAuto ? impl : forced;
+  // `impl` (GEMM+RS) or `ar_path` (GEMM+AR): this call's path; kAuto: the plan's forced path, then the rule.
+  GemmRsLayout plan(int64_t m, GemmRsImpl impl, GemmArPath ar_path = GemmArPath::kAuto) const {
     const GemmPlan& gemm = world > 1 ? *fused_gemm : *full_gemm;
     FLUX_CHECK_ARG(m >= 1 && m <= desc.max_m, name, ": M = ", m, " (expected 1 <= M <= max_m = ", desc.max_m, ")");
-    if (all) return ops::plan_gemm_ar(m, desc, world, gemm.select(m), limits.l2_bytes, reduce_sms, opt.col_bands, path);
-    return ops::plan_gemm_rs(m, desc, world, rank, gemm.select(m), limits.l2_bytes, reduce_sms, opt.col_bands, path);
+    if (all) {
+      return ops::plan_gemm_ar(m, desc, world, rank, gemm.select(m), limits.l2_bytes, reduce_sms, opt.col_bands,
+                               ar_path != GemmArPath::kAuto ? ar_path : ar_forced);
+    }
+    return ops::plan_gemm_rs(m, desc, world, rank, gemm.select(m), limits.l2_bytes, reduce_sms, opt.col_bands,
+                             impl != GemmRsImpl::kAuto ? impl : forced);
   }
 
   void run(const TensorRef& a, const TensorRef& b, const TensorRef& bias, const TensorRef& out, cudaStream_t stream,
-           GemmRsImpl impl) {
+           GemmRsImpl impl, GemmArPath ar_path = GemmArPath::kAuto) {
     const int64_t m = a.rows;
     FLUX_CHECK_ARG(m >= 1 && m <= desc.max_m, name, ": A has ", m, " rows (expected 1..max_m = ", desc.max_m, ")");
     if (!all) {
@@ -338,10 +378,11 @@ struct TileReduceCore {
       full_gemm->run(g, stream);
       return;
     }
-    const GemmRsLayout L = plan(m, impl);
+    const GemmRsLayout L = plan(m, impl, ar_path);
     const GemmRsArgs args{a, b, bias, out};
-    // Every peer is done reading my partial buffer and flags of the last call; my flags are refreshed.
-    const FlagRange refresh{my_flags(), flag_count};
+    // Every peer is done reading my partial (and reduced) buffer and flags of the last call; my flags
+    // are refreshed.
+    const FlagRange refresh{my_flags(), flag_count + (all ? 1 : 0)};
     rt->begin(stream, &refresh, 1);
     switch (L.impl) {
       case GemmRsImpl::kFused: run_fused(L, args, stream); break;
@@ -364,6 +405,7 @@ struct TileReduceCore {
     rt->release();
     flags->release();
     partial->release();
+    if (reduced) reduced->release();
   }
 };
 
@@ -393,59 +435,28 @@ void GemmRsPlan::release() { impl_->release(); }
 // ---------------------------------------------------------------------------------------------------
 // GEMM+AR: the same core, reducing every row on every rank.
 
-const char* to_string(GemmArPath path) {
-  switch (path) {
-    case GemmArPath::kAuto: return "auto";
-    case GemmArPath::kOneShot: return "one_shot";
-    case GemmArPath::kSequential: return "sequential";
-    case GemmArPath::kDecomposed: return "decomposed";
-  }
-  return "?";
-}
-
-GemmArPath parse_gemm_ar_path(const std::string& text) {
-  if (text == "auto") return GemmArPath::kAuto;
-  if (text == "one_shot") return GemmArPath::kOneShot;
-  if (text == "sequential") return GemmArPath::kSequential;
-  if (text == "decomposed") return GemmArPath::kDecomposed;
-  throw InvalidArgument(detail::cat("flux gemm_ar: unknown path '", text,
-                                    "' (expected auto, one_shot, sequential or decomposed)"));
-}
-
-namespace {
-GemmRsImpl core_path(GemmArPath path) {
-  switch (path) {
-    case GemmArPath::kOneShot: return GemmRsImpl::kFused;
-    case GemmArPath::kSequential: return GemmRsImpl::kSequential;
-    case GemmArPath::kDecomposed: return GemmRsImpl::kDecomposed;
-    default: return GemmRsImpl::kAuto;
-  }
-}
-}  // namespace
-
 struct GemmArPlan::Impl : ops::TileReduceCore {};
 
 GemmArPlan::GemmArPlan(Communicator& comm, const GemmArDesc& desc, const GemmArOptions& options)
     : impl_(std::make_unique<Impl>()) {
   impl_->all = true;
   impl_->name = "flux gemm_ar";
-  const GemmArPath path =
+  impl_->ar_forced =
       options.path != GemmArPath::kAuto ? options.path : parse_gemm_ar_path(knobs::get_string("FLUX_GEMM_AR_PATH"));
   GemmRsOptions o;
-  o.impl = core_path(path);
   o.reduce_sms = options.pull_sms;
   o.decomposed_chunks = options.decomposed_chunks;
   o.gemm = options.gemm;
   o.initial_epoch = options.initial_epoch;
-  impl_->init(comm, GemmRsDesc{desc.max_m, desc.n, desc.k_per_rank, desc.dtype, desc.layout}, o, o.impl);
+  impl_->init(comm, GemmRsDesc{desc.max_m, desc.n, desc.k_per_rank, desc.dtype, desc.layout}, o, GemmRsImpl::kAuto);
 }
 
 GemmArPlan::~GemmArPlan() = default;
 
-GemmRsLayout GemmArPlan::layout(int64_t m, GemmArPath path) const { return impl_->plan(m, core_path(path)); }
+GemmRsLayout GemmArPlan::layout(int64_t m, GemmArPath path) const { return impl_->plan(m, GemmRsImpl::kAuto, path); }
 
 void GemmArPlan::run(const GemmArArgs& args, cudaStream_t stream, GemmArPath path) {
-  impl_->run(args.a, args.b, args.bias, args.out, stream, core_path(path));
+  impl_->run(args.a, args.b, args.bias, args.out, stream, GemmRsImpl::kAuto, path);
 }
 
 void GemmArPlan::check_status() { impl_->check_status(); }

@@ -1,33 +1,37 @@
-// src/ops/gemm_rs/gemm_rs_plan.cpp — host planning of GEMM+RS that needs no GPU: the rule, the
-// rank-rotated tile order, the column bands, and which ranks a tile goes to.
+// src/ops/gemm_rs/gemm_rs_plan.cpp — host planning of GEMM+RS and GEMM+AR that needs no GPU: the path
+// tables, the rule, the rank-rotated tile order and the column bands.
 #include <algorithm>
 #include <cstdint>
 
+#include "flux/gemm_ar.h"
 #include "flux/gemm_rs.h"
 #include "flux/knobs.h"
 #include "src/common/check.h"
+#include "src/ops/common/path_table.h"
 #include "src/ops/gemm_rs/gemm_rs_plan.h"
 
 namespace flux {
 
-const char* to_string(GemmRsImpl impl) {
-  switch (impl) {
-    case GemmRsImpl::kAuto: return "auto";
-    case GemmRsImpl::kFused: return "fused";
-    case GemmRsImpl::kSequential: return "sequential";
-    case GemmRsImpl::kDecomposed: return "decomposed";
-  }
-  return "?";
-}
+namespace {
+const ops::PathName<GemmRsImpl> kRsPaths[] = {{GemmRsImpl::kAuto, "auto"},
+                                              {GemmRsImpl::kFused, "fused"},
+                                              {GemmRsImpl::kSequential, "sequential"},
+                                              {GemmRsImpl::kDecomposed, "decomposed"}};
 
+const ops::PathName<GemmArPath> kArPaths[] = {{GemmArPath::kAuto, "auto"},
+                                              {GemmArPath::kOneShot, "one_shot"},
+                                              {GemmArPath::kTwoShot, "two_shot"},
+                                              {GemmArPath::kSequential, "sequential"},
+                                              {GemmArPath::kDecomposed, "decomposed"}};
+
+}  // namespace
+
+const char* to_string(GemmRsImpl impl) { return ops::path_name(kRsPaths, impl); }
 GemmRsImpl parse_gemm_rs_impl(const std::string& text) {
-  if (text == "auto") return GemmRsImpl::kAuto;
-  if (text == "fused") return GemmRsImpl::kFused;
-  if (text == "sequential") return GemmRsImpl::kSequential;
-  if (text == "decomposed") return GemmRsImpl::kDecomposed;
-  throw InvalidArgument(detail::cat("flux gemm_rs: unknown implementation '", text,
-                                    "' (expected auto, fused, sequential or decomposed)"));
+  return ops::parse_path(kRsPaths, text, "flux gemm_rs", "implementation");
 }
+const char* to_string(GemmArPath path) { return ops::path_name(kArPaths, path); }
+GemmArPath parse_gemm_ar_path(const std::string& text) { return ops::parse_path(kArPaths, text, "flux gemm_ar", "path"); }
 
 // The rule. Reasons:
 //  - W = 1: a reduce-scatter over one rank is the identity; every path is the GEMM core into out.
@@ -55,14 +59,6 @@ GemmRsImpl choose_gemm_rs_impl(int64_t m, int64_t n, int64_t k_per_rank, int wor
   return GemmRsImpl::kFused;
 }
 
-void gemm_rs_tile_destinations(int64_t m, int world_size, int64_t row0, int64_t rows, int* first_rank, int* last_rank) {
-  FLUX_CHECK_ARG(world_size >= 1 && m % world_size == 0 && rows >= 1 && row0 >= 0 && row0 + rows <= m,
-                 "flux gemm_rs: tile rows [", row0, ", ", row0 + rows, ") of M = ", m, " with W = ", world_size);
-  const int64_t seg = m / world_size;
-  *first_rank = static_cast<int>(row0 / seg);
-  *last_rank = static_cast<int>((row0 + rows - 1) / seg);
-}
-
 namespace ops {
 
 int32_t auto_col_bands(int64_t n, int64_t k_per_rank, int64_t segment_rows, int64_t l2_bytes, int32_t units_n) {
@@ -75,6 +71,25 @@ int32_t auto_col_bands(int64_t n, int64_t k_per_rank, int64_t segment_rows, int6
   bands = std::min<int64_t>(bands, std::max(units_n, 1));
   return static_cast<int32_t>(std::clamp<int64_t>(bands, 1, kMaxColBands));
 }
+
+namespace {
+
+// The fused paths' tile order: `segments` row segments of `segment_rows`, the ring starting at
+// `first_segment`, and column bands (given, or auto: a band of B and of the accumulator in half the L2).
+void fused_order(GemmRsLayout& out, const GemmRsDesc& desc, const GemmSelection& gemm, int64_t l2_bytes,
+                 int32_t reduce_sms, int32_t col_bands, int32_t segments, int32_t first_segment) {
+  out.reduce_sms = reduce_sms;
+  out.order.segments = segments;
+  out.order.first_segment = first_segment;
+  out.order.segment_rows = out.segment_rows;
+  const int64_t units_n = (gemm.tiles_n + gemm.config.cluster_n - 1) / gemm.config.cluster_n;
+  out.col_bands = col_bands > 0 ? std::min<int32_t>(col_bands, static_cast<int32_t>(std::max<int64_t>(units_n, 1)))
+                                : auto_col_bands(desc.n, desc.k_per_rank, out.segment_rows, l2_bytes,
+                                                 static_cast<int32_t>(units_n));
+  out.order.col_bands = out.col_bands;
+}
+
+}  // namespace
 
 GemmRsLayout plan_gemm_rs(int64_t m, const GemmRsDesc& desc, int world_size, int rank, const GemmSelection& gemm,
                           int64_t l2_bytes, int32_t reduce_sms, int32_t col_bands, GemmRsImpl forced) {
@@ -92,46 +107,43 @@ GemmRsLayout plan_gemm_rs(int64_t m, const GemmRsDesc& desc, int world_size, int
     out.impl = choose_gemm_rs_impl(m, desc.n, desc.k_per_rank, world_size, &out.reason);
   }
   if (out.impl == GemmRsImpl::kFused && world_size > 1) {
-    out.reduce_sms = reduce_sms;
     // Rank r computes segment r+1 first and its own segment last (a ring), so at each step every rank
     // feeds a different destination, and the reduction of segment r takes source r-1-t at step t.
-    out.order.segments = world_size;
-    out.order.first_segment = (rank + 1) % world_size;
-    out.order.segment_rows = out.segment_rows;
-    const int64_t units_n = (gemm.tiles_n + gemm.config.cluster_n - 1) / gemm.config.cluster_n;
-    out.col_bands = col_bands > 0 ? std::min<int32_t>(col_bands, static_cast<int32_t>(std::max<int64_t>(units_n, 1)))
-                                  : auto_col_bands(desc.n, desc.k_per_rank, out.segment_rows, l2_bytes,
-                                                   static_cast<int32_t>(units_n));
-    out.order.col_bands = out.col_bands;
+    fused_order(out, desc, gemm, l2_bytes, reduce_sms, col_bands, world_size, (rank + 1) % world_size);
   }
   return out;
 }
 
-GemmRsLayout plan_gemm_ar(int64_t m, const GemmRsDesc& desc, int world_size, const GemmSelection& gemm,
-                          int64_t l2_bytes, int32_t reduce_sms, int32_t col_bands, GemmRsImpl forced) {
+GemmRsLayout plan_gemm_ar(int64_t m, const GemmRsDesc& desc, int world_size, int rank, const GemmSelection& gemm,
+                          int64_t l2_bytes, int32_t reduce_sms, int32_t col_bands, GemmArPath forced) {
   FLUX_CHECK_ARG(m >= 1 && m <= desc.max_m, "flux gemm_ar: M = ", m, " (expected 1 <= M <= max_m = ", desc.max_m, ")");
   GemmRsLayout out;
   out.m = m;
   out.segment_rows = m;
   out.gemm = gemm;
-  if (forced != GemmRsImpl::kAuto) {
-    out.impl = forced;
+  GemmArPath path = forced;
+  if (forced != GemmArPath::kAuto) {
     out.reason = detail::cat("forced ", to_string(forced), " (FLUX_GEMM_AR_PATH / GemmArOptions::path)");
   } else {
     // The same trade as GEMM+RS: the fused path's fixed costs only pay on a GEMM that can hide them.
-    out.impl = choose_gemm_rs_impl(m, desc.n, desc.k_per_rank, world_size, &out.reason);
+    const GemmRsImpl impl = choose_gemm_rs_impl(m, desc.n, desc.k_per_rank, world_size, &out.reason);
+    path = impl == GemmRsImpl::kFused ? GemmArPath::kOneShot
+           : impl == GemmRsImpl::kDecomposed ? GemmArPath::kDecomposed : GemmArPath::kSequential;
     out.reason = "all-reduce, " + out.reason;
   }
-  if (out.impl == GemmRsImpl::kFused && world_size > 1) {
-    out.reduce_sms = reduce_sms;
+  out.impl = path == GemmArPath::kSequential   ? GemmRsImpl::kSequential
+             : path == GemmArPath::kDecomposed ? GemmRsImpl::kDecomposed
+                                               : GemmRsImpl::kFused;
+  if (world_size > 1 && path == GemmArPath::kOneShot) {
     // Every rank the same order: the pull kernel takes each tile from every rank as it is published.
-    out.order.segments = 1;
-    out.order.first_segment = 0;
-    out.order.segment_rows = m;
-    const int64_t units_n = (gemm.tiles_n + gemm.config.cluster_n - 1) / gemm.config.cluster_n;
-    out.col_bands = col_bands > 0 ? std::min<int32_t>(col_bands, static_cast<int32_t>(std::max<int64_t>(units_n, 1)))
-                                  : auto_col_bands(desc.n, desc.k_per_rank, m, l2_bytes, static_cast<int32_t>(units_n));
-    out.order.col_bands = out.col_bands;
+    out.shots = 1;
+    fused_order(out, desc, gemm, l2_bytes, reduce_sms, col_bands, 1, 0);
+  } else if (world_size > 1 && path == GemmArPath::kTwoShot) {
+    // GEMM+RS's ring over segments of ceil(M / W) rows (the last ones shorter or empty when W does not
+    // divide M): rank r sums segment r, which its peers' GEMMs produce first.
+    out.shots = 2;
+    out.segment_rows = (m + world_size - 1) / world_size;
+    fused_order(out, desc, gemm, l2_bytes, reduce_sms, col_bands, world_size, (rank + 1) % world_size);
   }
   return out;
 }

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "flux/gemm_ar.h"
 #include "flux/gemm_rs.h"
 
 namespace flux::ops {
@@ -17,9 +18,10 @@ int32_t auto_col_bands(int64_t n, int64_t k_per_rank, int64_t segment_rows, int6
 GemmRsLayout plan_gemm_rs(int64_t m, const GemmRsDesc& desc, int world_size, int rank, const GemmSelection& gemm,
                           int64_t l2_bytes, int32_t reduce_sms, int32_t col_bands, GemmRsImpl forced);
 
-// GEMM+AR: every rank reduces every row (segment_rows = M, one segment, the GEMM's natural order); the
-// path by the GEMM+RS rule. `forced` kAuto applies the rule; col_bands 0 = auto.
-GemmRsLayout plan_gemm_ar(int64_t m, const GemmRsDesc& desc, int world_size, const GemmSelection& gemm,
-                          int64_t l2_bytes, int32_t reduce_sms, int32_t col_bands, GemmRsImpl forced);
+// GEMM+AR on `rank`: one-shot, every rank reduces every row (segment_rows = M, one segment, the GEMM's
+// natural order); two-shot, GEMM+RS's rank-rotated order over segments of ceil(M / W) rows. `forced`
+// kAuto applies the GEMM+RS rule (fused = one-shot); col_bands 0 = auto.
+GemmRsLayout plan_gemm_ar(int64_t m, const GemmRsDesc& desc, int world_size, int rank, const GemmSelection& gemm,
+                          int64_t l2_bytes, int32_t reduce_sms, int32_t col_bands, GemmArPath forced);
 
 }  // namespace flux::ops

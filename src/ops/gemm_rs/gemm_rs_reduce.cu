@@ -4,6 +4,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "flux/tile_order.h"
 #include "src/common/check.h"
 #include "src/device/signal.cuh"
 
@@ -92,8 +93,8 @@ __device__ __forceinline__ void reduce_vec(const RsReduceParams& p, const uint4&
 
 template <class T>
 __global__ void __launch_bounds__(kThreads, 1) gemm_rs_reduce_kernel(RsReduceParams p) {
-  const int64_t seg0 = int64_t(p.rank) * p.segment_rows;
-  const int64_t seg1 = seg0 + p.segment_rows < p.m ? seg0 + p.segment_rows : p.m;
+  const RowSegments segments{p.m, p.segment_rows};
+  const int64_t seg0 = segments.begin(p.rank), seg1 = segments.end(p.rank);
   if (seg1 <= seg0) return;
   const int32_t i0 = int32_t(seg0 / p.tile_m), i1 = int32_t((seg1 - 1) / p.tile_m);  // inclusive tile rows
   const uint32_t epoch = *p.epoch;
@@ -155,7 +156,49 @@ __global__ void fill_flags_kernel(uint32_t* flags, int64_t count, const uint32_t
   }
 }
 
+__global__ void __launch_bounds__(kThreads, 1) ar_gather_kernel(ArGatherParams p) {
+  const uint32_t epoch = *p.epoch;
+  const RowSegments segments{p.m, p.segment_rows};
+  const int64_t row_bytes = p.n * p.elem_bytes;
+  const int64_t stride = int64_t(gridDim.x) * kThreads;
+  for (int32_t t = 0; t < p.world; ++t) {
+    const int32_t s = (p.rank + t) % p.world;
+    const int64_t r0 = segments.begin(s), r1 = segments.end(s);
+    if (r1 <= r0) continue;
+    if (threadIdx.x == 0) {
+      device::chaos_delay(p.ctx.chaos_seed, uint32_t(blockIdx.x) * 37u + uint32_t(t));
+      device::WaitContext ctx = p.ctx;
+      ctx.peer = s;
+      // A timeout is recorded in ctx.status (rank, peer s, the flag) and the kernel carries on.
+      device::wait_flag_geq(p.flags[s] + p.flag_index, epoch, int32_t(p.flag_index), ctx);
+    }
+    __syncthreads();
+    const uint4* src = reinterpret_cast<const uint4*>(static_cast<const char*>(p.reduced[s]) + r0 * row_bytes);
+    uint4* dst = reinterpret_cast<uint4*>(static_cast<char*>(p.out) + r0 * row_bytes);
+    const int64_t vecs = (r1 - r0) * row_bytes / 16;
+    // kUnroll independent 16-byte loads per thread before the stores (bytes in flight, as the reduction).
+    for (int64_t v0 = int64_t(blockIdx.x) * kThreads + threadIdx.x; v0 < vecs; v0 += stride * kUnroll) {
+      uint4 x[kUnroll];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        if (v0 + u * stride < vecs) x[u] = src[v0 + u * stride];
+      }
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        if (v0 + u * stride < vecs) dst[v0 + u * stride] = x[u];
+      }
+    }
+  }
+}
+
 }  // namespace
+
+void launch_ar_gather(const ArGatherParams& params, int ctas, cudaStream_t stream) {
+  FLUX_CHECK(params.world >= 2 && params.segment_rows >= 1 && (params.n * params.elem_bytes) % 16 == 0 && ctas >= 1,
+             "gemm_ar gather: world ", params.world, " segment_rows ", params.segment_rows, " n ", params.n, " ctas ", ctas);
+  ar_gather_kernel<<<ctas, kThreads, 0, stream>>>(params);
+  FLUX_CUDA_CHECK_LAUNCH("ar_gather_kernel");
+}
 
 void launch_gemm_rs_reduce(DType dtype, const RsReduceParams& params, int ctas, cudaStream_t stream) {
   FLUX_CHECK(params.world >= 2 && params.tile_n % kVec == 0 && params.n % kVec == 0,

@@ -46,6 +46,25 @@ struct RsReduceParams {
 // Launches `ctas` CTAs of the reduction on `stream` (throws CudaError on a launch failure).
 void launch_gemm_rs_reduce(DType dtype, const RsReduceParams& params, int ctas, cudaStream_t stream);
 
+// GEMM+AR two-shot, the second shot. The first is the reduction above run as GEMM+RS (rank r sums the
+// W partials of its segment r of segment_rows rows) into its symmetric buffer R_r, at the segment's own
+// rows, after which flags_r[flag_index] = epoch. This kernel copies every segment s, once
+// flags_s[flag_index] has the epoch (acquire, system scope, bounded: a timeout names the rank, the peer
+// and the flag), from R_s into out [m, n]: every rank gets the same bits (each segment was summed by one
+// rank only). Segments are taken in ring order from this rank's own; the CTAs split each segment.
+struct ArGatherParams {
+  int64_t m = 0, n = 0, segment_rows = 0;
+  int32_t rank = 0, world = 1;
+  int32_t elem_bytes = 2;
+  void* const* reduced = nullptr;    // [world] R_s [m, n] of dtype
+  uint32_t* const* flags = nullptr;  // [world] each rank's flag words
+  int64_t flag_index = 0;            // the "segment reduced" flag among them
+  const uint32_t* epoch = nullptr;   // device word: the call's epoch
+  void* out = nullptr;               // [m, n] of dtype, local
+  device::WaitContext ctx{};
+};
+void launch_ar_gather(const ArGatherParams& params, int ctas, cudaStream_t stream);
+
 // flags[i] = *epoch for i < count (the unfused paths publish a whole GEMM at once).
 void launch_fill_flags(uint32_t* flags, int64_t count, const uint32_t* epoch, cudaStream_t stream);
 
