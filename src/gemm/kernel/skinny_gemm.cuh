@@ -9,8 +9,8 @@
 // and A into a 4-stage shared-memory pipeline with cp.async (16 bytes per copy, asynchronous, so the bytes
 // in flight are the stages', not what the register allocator leaves: a first version loaded straight into
 // registers and ptxas interleaved the loads with the MMAs, a few loads in flight per lane, 2.3 TB/s at
-// best on the H200). Each of the 4 warps owns 16 rows of B (16 columns of C) and all rows of the tile and
-// multiplies with mma.sync m16n8k16 (fp32 accumulate), B as the instruction's 16-row A operand and the rows
+// best on the H200). Each pair of the 8 warps owns 16 rows of B (16 columns of C) and all rows of the tile,
+// each warp of a pair half of every stage's K chunks, and multiplies with mma.sync m16n8k16 (fp32 accumulate), B as the instruction's 16-row A operand and the rows
 // of A as its 8-column B operand (the same swap cuBLAS's decode kernels make, nvjet ..._64x8_...). The
 // fragments need no shuffles: a dot product does not depend on the order of K, so each lane's 16-byte
 // vector (8 consecutive k) is assigned to the k positions its fragment holds in two k16 steps (lane quad t,
@@ -48,6 +48,11 @@ namespace kernel {
 
 constexpr int kSkinnyChunkK = 32;       // K per 16-byte vector per lane quad (4 lanes x 8 elements)
 constexpr int kSkinnyRowsPerWarp = 16;  // rows of B per warp: the m16 of mma.sync
+// Warps per 16 rows of B: they split each stage's K chunks and add their accumulators in the epilogue
+// (in a fixed order: bitwise reproducible). Two halve each warp's serial chain of loads and MMAs, which
+// is what bounds the small problems (ncu at 8 x 7168 x 512 with one warp per 16 rows: 2,700 instructions
+// per warp at ~4.5 cycles each, 9 us, DRAM 17% busy).
+constexpr int kSkinnyKGroups = 2;
 
 template <DType>
 struct SkinnyElement;
@@ -113,14 +118,16 @@ struct SkinnySmem {
 
 // kTileM rows of C (a multiple of 8), kTileN columns (16 per warp), kTileK of K per pipeline stage.
 template <class T, int kTileM, int kTileN, int kTileK, bool kPartial>
-__global__ void __launch_bounds__(kTileN / kSkinnyRowsPerWarp * 32)
+__global__ void __launch_bounds__(kTileN / kSkinnyRowsPerWarp * 32 * kSkinnyKGroups)
     skinny_gemm_kernel(const __grid_constant__ KernelLaunch p) {
-  constexpr int kThreads = kTileN / kSkinnyRowsPerWarp * 32;
+  constexpr int kWarpsN = kTileN / kSkinnyRowsPerWarp;  // warps across the tile's columns
+  constexpr int kThreads = kWarpsN * 32 * kSkinnyKGroups;
   constexpr int kJ = kTileM / 8;                   // n8 tiles of the instruction over the rows of A
   constexpr int kChunks = kTileK / kSkinnyChunkK;  // 32-wide K chunks per stage
   constexpr int kVecsPerRow = kTileK / 8;          // 16-byte vectors per row per stage
   using Smem = SkinnySmem<kTileM, kTileN, kTileK>;
   static_assert(kTileM % 8 == 0 && kTileN % kSkinnyRowsPerWarp == 0 && kTileK % kSkinnyChunkK == 0, "skinny tile");
+  static_assert(kChunks % kSkinnyKGroups == 0, "the K groups split each stage's chunks evenly");
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t smem0 = smem_addr(smem);
 
@@ -130,6 +137,7 @@ __global__ void __launch_bounds__(kTileN / kSkinnyRowsPerWarp * 32)
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
   const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
+  const int wn = warp % kWarpsN, kg = warp / kWarpsN;  // this warp's 16 columns, and its K group
   const int g = lane / 4, t = lane % 4;
   const T* a = static_cast<const T*>(p.a);
   const T* b = static_cast<const T*>(p.b);
@@ -155,12 +163,13 @@ __global__ void __launch_bounds__(kTileN / kSkinnyRowsPerWarp * 32)
       __syncthreads();  // every thread's loads of A come after the acquire
     }
 
-    // Stage s of the K loop: B rows n0.., A rows m0.., K [kb + s kTileK, + kTileK), zero past the ends.
+    // Stage s of the K loop: B rows n0.., A rows m0.. (only the tile's real rows: a padding row of A
+    // only feeds rows of C that are never stored), K [kb + s kTileK, + kTileK), zero past the ends.
     const int64_t stages = (ks + kTileK - 1) / kTileK;
     auto load_stage = [&](int64_t s, int slot) {
       const int64_t k0 = kb + s * kTileK;
       const uint32_t base = smem0 + uint32_t(slot * Smem::kStageBytes);
-      for (int v = int(threadIdx.x); v < (kTileN + kTileM) * kVecsPerRow; v += kThreads) {
+      for (int v = int(threadIdx.x); v < (kTileN + rows) * kVecsPerRow; v += kThreads) {
         const int r = v / kVecsPerRow, c = v - r * kVecsPerRow;
         const int64_t kk = k0 + c * 8;
         const bool is_b = r < kTileN;
@@ -179,8 +188,8 @@ __global__ void __launch_bounds__(kTileN / kSkinnyRowsPerWarp * 32)
     float acc[kJ][4];
 #pragma unroll
     for (int j = 0; j < kJ; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
-    const uint32_t w_off = uint32_t((warp * kSkinnyRowsPerWarp + g) * Smem::kRowBytes + t * 16);
-    const uint32_t a_off = uint32_t((kTileN + g) * Smem::kRowBytes + t * 16);
+    const uint32_t w_off = uint32_t((wn * kSkinnyRowsPerWarp + g) * Smem::kRowBytes + t * 16 + kg * 64);
+    const uint32_t a_off = uint32_t((kTileN + g) * Smem::kRowBytes + t * 16 + kg * 64);
     for (int64_t s = 0; s < stages; ++s) {
       cp_async_wait<kSkinnyStages - 2>();  // stage s has landed (for this thread's copies)
       __syncthreads();                     // ... for every thread's; and slot (s - 1) is free again
@@ -188,7 +197,8 @@ __global__ void __launch_bounds__(kTileN / kSkinnyRowsPerWarp * 32)
       cp_async_commit();
       const uint32_t base = smem0 + uint32_t(int(s % kSkinnyStages) * Smem::kStageBytes);
 #pragma unroll
-      for (int u = 0; u < kChunks; ++u) {
+      for (int i = 0; i < kChunks / kSkinnyKGroups; ++i) {  // chunks kg, kg + groups, ...
+        const int u = i * kSkinnyKGroups;
         const uint4 w0 = lds128(base + w_off + uint32_t(u * 64));
         const uint4 w1 = lds128(base + w_off + uint32_t(8 * Smem::kRowBytes + u * 64));
         // Step 0: elements 0..3 of each vector (logical k 2t, 2t+1 | 2t+8, 2t+9); step 1: elements 4..7.
@@ -205,17 +215,30 @@ __global__ void __launch_bounds__(kTileN / kSkinnyRowsPerWarp * 32)
     cp_async_wait<0>();
     __syncthreads();  // every warp is done with the pipeline's memory: the epilogue tile reuses it
 
-    // Fragment (j): lane (g, t) holds C[8j + 2t (+1)][16 warp + g (+8)] in acc[j][0..3].
+    // Fragment (j): lane (g, t) holds C[8j + 2t (+1)][16 wn + g (+8)] in acc[j][0..3]; K group 0 stores,
+    // the next groups add theirs in turn (a fixed order).
     float(*tile)[kTileN + 4] = reinterpret_cast<float(*)[kTileN + 4]>(smem);
 #pragma unroll
-    for (int j = 0; j < kJ; ++j) {
-      const int ml = 8 * j + 2 * t, nl = warp * kSkinnyRowsPerWarp + g;
-      tile[ml][nl] = acc[j][0];
-      tile[ml + 1][nl] = acc[j][1];
-      tile[ml][nl + 8] = acc[j][2];
-      tile[ml + 1][nl + 8] = acc[j][3];
+    for (int group = 0; group < kSkinnyKGroups; ++group) {
+      if (kg == group) {
+#pragma unroll
+        for (int j = 0; j < kJ; ++j) {
+          const int ml = 8 * j + 2 * t, nl = wn * kSkinnyRowsPerWarp + g;
+          if (group == 0) {
+            tile[ml][nl] = acc[j][0];
+            tile[ml + 1][nl] = acc[j][1];
+            tile[ml][nl + 8] = acc[j][2];
+            tile[ml + 1][nl + 8] = acc[j][3];
+          } else {
+            tile[ml][nl] += acc[j][0];
+            tile[ml + 1][nl] += acc[j][1];
+            tile[ml][nl + 8] += acc[j][2];
+            tile[ml + 1][nl + 8] += acc[j][3];
+          }
+        }
+      }
+      __syncthreads();
     }
-    __syncthreads();
     const int cols = int(p.n - n0 < kTileN ? p.n - n0 : kTileN);  // a multiple of 8
     if constexpr (kPartial) {
       float* dst = p.workspace + int64_t(slice) * p.m * p.n;
@@ -271,7 +294,7 @@ struct SkinnyShape {
   static constexpr int kTileN = kShape.tile_n;
   static constexpr int kTileK = kShape.tile_k;
   static constexpr int kSmemBytes = SkinnySmem<kTileM, kTileN, kTileK>::kBytes;
-  static constexpr int kThreads = kTileN / kSkinnyRowsPerWarp * 32;
+  static constexpr int kThreads = kTileN / kSkinnyRowsPerWarp * 32 * kSkinnyKGroups;
   static_assert(kShape.tile_k % kSkinnyChunkK == 0 && kShape.cluster_m == 1 && kShape.cluster_n == 1, "skinny shape");
 };
 
