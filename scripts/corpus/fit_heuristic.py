@@ -127,11 +127,11 @@ def main():
         shapes[key][(r["config"], r["raster"], r["swizzle"], r.get("splits", 1))] = r["median_ms"]
         cublas[key] = r["cublas_ms"]
     base = dict(sm_flops=5.3e6, sm_bytes=2.0e4, sm_bytes_l2=1.6e5, stream_max_m=256, hbm=4.0e6, fill=8.0, coop_epi=0.3,
-                reduce_fixed=2.0, split_gain=0.0, sk_lat=7.0, sk_fill=4.0)
+                reduce_fixed=2.0, split_gain=0.0, sk_lat=6.0, sk_fill=1.0)
     grid = dict(sm_bytes=[1e4, 2e4, 3e4, 6e4, 1.6e5], stream_max_m=[128, 256, 512], fill=[1.0, 4.0, 8.0],
                 reduce_fixed=[1.0, 2.0, 4.0], split_gain=[0.0, 0.05])
     if a.grid == "skinny":
-        grid = dict(sk_lat=[0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 1e3], sk_fill=[1.0, 3.0, 4.0, 5.0, 6.0, 7.0, 9.0])
+        grid = dict(sk_lat=[0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 1e3], sk_fill=[0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 9.0])
     results = []
     for values in itertools.product(*grid.values()):
         K = dict(base, **dict(zip(grid.keys(), values)))

@@ -122,13 +122,13 @@ struct Prediction {
 // a fill of their own; the waves, the HBM bound and split-K's reduction are predict()'s, as for the others.
 // Constants fitted on the tune half's decode sweep (scripts/corpus/fit_heuristic.py --grid skinny over
 // `flux-bench gemm --corpus tune --corpus-every 4 --corpus-max-m 64 --sweep`, bf16, 141 shapes, H200,
-// 2026-12-01, faf79d6, the cp.async kernel): the picked variant at a median 0.968 of the best measured
-// per shape (0.946 with the skinny configs never picked), 0.856 of cuBLAS (0.849). The fitted "latency"
-// (7 us per pipeline's worth of bytes, ~7 GB/s per CTA) is a throughput, not a round trip: the kernel is
-// far from streaming at HBM speed (3.2 TB/s at best on that sweep), so it wins only where its lower fixed
-// cost matters (13 of 141 shapes, the smallest).
-constexpr double kSkinnyLatencyUs = 7.0;
-constexpr double kSkinnyFillUs = 4.0;
+// 2026-12-01, 79aa052: the kernel with two warps per 16 columns splitting K, 1.14x faster than the first
+// cp.async version): the picked variant at a median 0.970 of the best measured per shape, 0.877 of cuBLAS
+// (with session 5's constants 7 / 4 on the same sweep: 0.945, 0.856). The fitted "latency" (6 us per
+// pipeline's worth of bytes) is a throughput, not a round trip: the kernel streams below HBM speed on
+// large B, so it wins where its lower fixed cost matters (the best variant on 46 of the 141 shapes).
+constexpr double kSkinnyLatencyUs = 6.0;
+constexpr double kSkinnyFillUs = 1.0;
 
 Prediction predict(const GemmConfigInfo& c, int64_t m, int64_t n, int64_t k, int32_t splits, int64_t concurrent) {
   Prediction p;

@@ -92,7 +92,8 @@ def test_ops(rank, world, dtype, log):
     flux_torch._C.run_into("gemm_rs", As[rank], Bs[rank], bias, into, flux_torch.group_name(), "nk", "auto")
     check("run_into gemm_rs", into, full[rank * rows:(rank + 1) * rows], dtype, log)
     try:
-        flux_torch._C.run_into("gemm_rs", As[rank], Bs[rank], bias, into[:, :8], flux_torch.group_name(), "nk", "auto")
+        wrong = torch.empty(rows, n - 8, device="cuda", dtype=dtype)  # contiguous, 8 columns short
+        flux_torch._C.run_into("gemm_rs", As[rank], Bs[rank], bias, wrong, flux_torch.group_name(), "nk", "auto")
         raise AssertionError("run_into accepted a wrong out")
     except ValueError as e:
         assert f"expected {rows} x {n}" in str(e), str(e)
