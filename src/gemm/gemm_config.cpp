@@ -123,11 +123,13 @@ struct Prediction {
 // Constants fitted on the tune half's decode sweep (scripts/corpus/fit_heuristic.py --grid skinny over
 // `flux-bench gemm --corpus tune --corpus-every 4 --corpus-max-m 64 --sweep`, bf16, 141 shapes, H200,
 // 2026-12-01, 79aa052: the kernel with two warps per 16 columns splitting K, 1.14x faster than the first
-// cp.async version): the picked variant at a median 0.970 of the best measured per shape, 0.877 of cuBLAS
-// (with session 5's constants 7 / 4 on the same sweep: 0.945, 0.856). The fitted "latency" (6 us per
+// cp.async version), the 64-row config not a candidate (below): the picked variant at a median 0.970 of
+// the best measured per shape (min 0.641), 0.877 of cuBLAS (min 0.566; with session 5's constants 7 / 4
+// and both configs candidates, on the same sweep: 0.945, 0.856, min 0.528). The fitted "latency" (6 us per
 // pipeline's worth of bytes) is a throughput, not a round trip: the kernel streams below HBM speed on
 // large B, so it wins where its lower fixed cost matters (the best variant on 46 of the 141 shapes).
 constexpr double kSkinnyLatencyUs = 6.0;
+constexpr int32_t kSkinnyCandidateMaxTileM = 16;
 constexpr double kSkinnyFillUs = 1.0;
 
 Prediction predict(const GemmConfigInfo& c, int64_t m, int64_t n, int64_t k, int32_t splits, int64_t concurrent) {
@@ -196,6 +198,11 @@ GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLi
     // The skinny configs are for M within one of their tiles (their purpose: decode; taller M re-streams B
     // once per 16 or 64 rows).
     if (c.skinny && m > c.tile_m) continue;
+    // The 64-row skinny config is not a candidate: on the tune half's decode sweep (141 shapes, M 1..64,
+    // 79aa052) it was the best variant on none, at a median 0.47-0.72 of the best per M (each warp's chain
+    // of shared-memory loads and MMAs is 4x the 16-row config's: 8 n8 tiles per K chunk), and picking it
+    // cost up to 1.6x on the test half. Forcing it (FLUX_GEMM_CONFIG / GemmOptions::config) still works.
+    if (c.skinny && c.tile_m > kSkinnyCandidateMaxTileM) continue;
     const bool known = static_cast<size_t>(c.id) < max_active_clusters.size();
     if (known && max_active_clusters[c.id] < 0) continue;  // no kernel for this plan's dtype / layout
     int64_t concurrent = limits.sm_count / (c.cluster_m * c.cluster_n) * (c.skinny ? gemm::kSkinnyMaxCtasPerSm : 1);
