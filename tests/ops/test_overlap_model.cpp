@@ -32,6 +32,32 @@ TEST(OverlapModel, BytesEachOpMoves) {
   // AG+GEMM: the W-1 peers' shards of M/W rows, K columns.
   EXPECT_DOUBLE_EQ(flux::ops::fused_op_comm_bytes(FusedOp::kAgGemm, 8192, 6144, 12288, 8), 7.0 * 1024 * 12288 * 2);
   EXPECT_DOUBLE_EQ(flux::ops::fused_op_comm_bytes(FusedOp::kAgGemm, 4096, 1, 1000, 1), 0.0);
+  // GEMM+AR one-shot: every one of the W-1 peers' whole M x N partials.
+  EXPECT_DOUBLE_EQ(flux::ops::fused_op_comm_bytes(FusedOp::kGemmAr, 8192, 12288, 6144, 8), 7.0 * 8192 * 12288 * 2);
+}
+
+// GEMM+AR at W = 8: one-shot pulls 7 whole partials, two-shot 2 x 7/8 of one, NCCL's ring all-reduce moves
+// 2 x 7/8 of one at the collective's rate. With these rates one-shot loses to NCCL, two-shot beats both
+// (its second phase, 196 us, is not hidden), and the chunked NCCL path (hidden behind full-SM GEMMs) wins.
+TEST(OverlapModel, GemmArOneShotTwoShotAndTheRing) {
+  const int64_t m = 4096, n = 8192, k = 1024;
+  const PathTimes t = flux::ops::predict_paths(FusedOp::kGemmAr, m, n, k, 8, rates(), LinkSpec{450, 3});
+  const double matrix = double(m) * n * 2;                       // 64 MiB
+  const double one_shot_comm = 7.0 * matrix / 300e9 * 1e6 + 3;   // at the kernel's 300 GB/s
+  const double ring = 2.0 * 7 / 8 * matrix / 360e9 * 1e6 + 3;     // NCCL at 360 GB/s
+  const double c1 = 7.0 / 8 * matrix / 300e9 * 1e6;              // one shot of two-shot
+  EXPECT_NEAR(t.comm_fused_us, one_shot_comm, 1e-9);
+  EXPECT_NEAR(t.comm_sequential_us, ring, 1e-9);
+  EXPECT_NEAR(t.sequential_us, 1000 + ring, 1e-9);
+  EXPECT_NEAR(t.fused_us, 10 + std::max(1060 + one_shot_comm / 7, 1060.0 / 8 + one_shot_comm), 1e-9);
+  EXPECT_NEAR(t.two_shot_us, 10 + std::max(1060 + (c1 + 3) / 7, 1060.0 / 8 + c1 + 3) + c1 + 3, 1e-9);
+  EXPECT_GT(t.fused_us, t.sequential_us);
+  EXPECT_LT(t.two_shot_us, t.sequential_us);
+  EXPECT_NEAR(t.decomposed_us, std::max(1000 + ring / 4, 250 + ring) + 20, 1e-9);
+  EXPECT_EQ(t.best, "decomposed");
+  EXPECT_NEAR(t.hidden_fraction, (t.sequential_us - t.two_shot_us) / ring, 1e-12);
+  // The other ops have no two-shot time.
+  EXPECT_DOUBLE_EQ(flux::ops::predict_paths(FusedOp::kGemmRs, m, n, k, 8, rates()).two_shot_us, 0.0);
 }
 
 TEST(OverlapModel, GemmBoundGemmRs) {

@@ -12,13 +12,15 @@
 // unfused collective's bus bandwidth (default 80% of the link) and the fused path's fixed cost per call.
 // Output: per shape, TP and dtype, each path's predicted time, the best path, the predicted hidden
 // fraction, and the bytes the pull kernel would need in flight to reach the link's rate (Little's law).
-// Shapes: the 18 per-rank suite shapes (each at its own TP and op), or --shapes (per-rank MxNxK) for both
-// ops at every --tp (default 2,4,8).
+// Shapes: the 18 per-rank suite shapes (each at its own TP and op; GEMM+AR on GEMM+RS's shapes, its
+// one-shot as "fused" and its two-shot beside), or --shapes (per-rank MxNxK) for the three ops at every
+// --tp (default 2,4,8).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -147,13 +149,21 @@ int run_model_bench(const std::vector<std::string>& argv, const std::string& com
       for (Shape s : shapes) {
         s.tp = std::stoi(t);
         FLUX_CHECK_ARG(s.tp >= 2, "flux-bench model: --tp ", t, " (expected >= 2)");
-        for (const char* op : {"ag_gemm", "gemm_rs"}) {
+        for (const char* op : {"ag_gemm", "gemm_rs", "gemm_ar"}) {
           s.name = op;
           at_tp.push_back(s);
         }
       }
     }
     shapes = at_tp;
+  } else {  // the suite: GEMM+AR (row-parallel without sequence parallelism) on GEMM+RS's per-rank shapes
+    const size_t suite = shapes.size();
+    for (size_t i = 0; i < suite; ++i) {
+      if (shapes[i].name != "gemm_rs") continue;
+      Shape s = shapes[i];
+      s.name = "gemm_ar";
+      shapes.push_back(s);
+    }
   }
   std::vector<DType> dtypes;
   for (const std::string& d : args.get_list("--dtypes", "bf16")) dtypes.push_back(parse_dtype(d));
@@ -174,27 +184,33 @@ int run_model_bench(const std::vector<std::string>& argv, const std::string& com
               "(Little's law: %.0f KB needed for the link's rate)\n",
               limits.name.c_str(), limits.sm_count, side_sms, in_flight / 1024.0, link.bandwidth_gbps, link.latency_us,
               ops::bytes_in_flight_needed(link.bandwidth_gbps, link.latency_us) / 1024.0);
-  std::printf("%-8s %-18s %3s %5s %9s %9s %7s | %9s %9s %9s %-10s %6s %-9s\n", "op", "shape (MxNxK)", "tp", "dtype",
-              "gemm_all", "gemm_k", "pull", "seq_us", "fused_us", "decomp_us", "best", "hidden", "limit");
+  std::printf("%-8s %-18s %3s %5s %9s %9s %7s | %9s %9s %9s %9s %-10s %6s %-9s\n", "op", "shape (MxNxK)", "tp",
+              "dtype", "gemm_all", "gemm_k", "pull", "seq_us", "fused_us", "2shot_us", "decomp_us", "best", "hidden",
+              "limit");
   for (DType dtype : dtypes) {
     for (const Shape& s : shapes) {
-      const ops::FusedOp op = s.name == "ag_gemm" ? ops::FusedOp::kAgGemm : ops::FusedOp::kGemmRs;
+      const ops::FusedOp op = s.name == "ag_gemm"   ? ops::FusedOp::kAgGemm
+                              : s.name == "gemm_ar" ? ops::FusedOp::kGemmAr
+                                                    : ops::FusedOp::kGemmRs;
       const GemmDesc desc{s.n, s.k, dtype, WeightLayout::kNK};
       ops::ComponentRates r;
       r.gemm_us_all_sms = measure_gemm_us(desc, s.m, 0, iters, warmup, limits.l2_bytes, stream);
       r.gemm_us_reduced_sms = measure_gemm_us(desc, s.m, limits.sm_count - side_sms, iters, warmup, limits.l2_bytes, stream);
-      const int64_t pull_rows = std::max<int64_t>(s.m / s.tp, 128);
+      // The bytes one pull step moves: a peer's M/W rows (GEMM+RS, AG+GEMM), a peer's whole partial (GEMM+AR).
+      const int64_t pull_rows = std::max<int64_t>(op == ops::FusedOp::kGemmAr ? s.m : s.m / s.tp, 128);
       const int64_t pull_cols = op == ops::FusedOp::kAgGemm ? s.k : s.n;
       r.pull_kernel_gbps = measure_pull_gbps(pull_rows, pull_cols, side_sms, iters, warmup, stream);
       r.pull_bytes_in_flight = in_flight;
       r.collective_gbps = collective;
       r.fused_fixed_us = fixed_us;
       const ops::PathTimes t = ops::predict_paths(op, s.m, s.n, s.k, s.tp, r, link);
-      const char* op_name = op == ops::FusedOp::kAgGemm ? "ag_gemm" : "gemm_rs";
-      std::printf("%-8s %6ldx%5ldx%5ld %3d %5s %9.1f %9.1f %7.0f | %9.1f %9.1f %9.1f %-10s %6.2f %-9s\n", op_name,
+      const char* op_name = s.name.c_str();
+      char two_shot[16] = "-";
+      if (op == ops::FusedOp::kGemmAr) std::snprintf(two_shot, sizeof(two_shot), "%.1f", t.two_shot_us);
+      std::printf("%-8s %6ldx%5ldx%5ld %3d %5s %9.1f %9.1f %7.0f | %9.1f %9.1f %9s %9.1f %-10s %6.2f %-9s\n", op_name,
                   long(s.m), long(s.n), long(s.k), s.tp, to_string(dtype), r.gemm_us_all_sms, r.gemm_us_reduced_sms,
-                  r.pull_kernel_gbps, t.sequential_us, t.fused_us, t.decomposed_us, t.best.c_str(), t.hidden_fraction,
-                  t.limit.c_str());
+                  r.pull_kernel_gbps, t.sequential_us, t.fused_us, two_shot, t.decomposed_us, t.best.c_str(),
+                  t.hidden_fraction, t.limit.c_str());
       if (json) {
         tools::JsonLine row;
         row.add("op", "model")
@@ -220,6 +236,7 @@ int run_model_bench(const std::vector<std::string>& argv, const std::string& com
             .add("sequential_us", t.sequential_us)
             .add("fused_us", t.fused_us)
             .add("decomposed_us", t.decomposed_us)
+            .add("two_shot_us", op == ops::FusedOp::kGemmAr ? std::optional<double>(t.two_shot_us) : std::nullopt)
             .add("best", t.best)
             .add("hidden_fraction", t.hidden_fraction)
             .add("gpu", limits.name)

@@ -11,8 +11,9 @@ namespace flux::ops {
 double fused_op_comm_bytes(FusedOp op, int64_t m, int64_t n, int64_t k, int world, int elem_bytes) {
   FLUX_CHECK_ARG(world >= 1 && m >= 1 && n >= 1 && k >= 1, "flux model: shape ", m, "x", n, "x", k, " at W = ", world,
                  " (expected every dimension >= 1 and W >= 1)");
-  const double rows = double(m) / double(world);  // this rank's rows (GEMM+RS) / one shard (AG+GEMM)
-  const double cols = op == FusedOp::kGemmRs ? double(n) : double(k);
+  // this rank's rows (GEMM+RS), one shard (AG+GEMM), every row of each peer's partial (GEMM+AR one-shot)
+  const double rows = op == FusedOp::kGemmAr ? double(m) : double(m) / double(world);
+  const double cols = op == FusedOp::kAgGemm ? double(k) : double(n);
   return double(world - 1) * rows * cols * double(elem_bytes);
 }
 
@@ -44,18 +45,32 @@ PathTimes predict_paths(FusedOp op, int64_t m, int64_t n, int64_t k, int world, 
   const double collective = r.collective_gbps > 0 ? r.collective_gbps : 0.8 * link.bandwidth_gbps;
   const double us_per_byte_fused = 1e6 / (t.pull_gbps * 1e9);
   t.comm_fused_us = t.comm_bytes * us_per_byte_fused + link.latency_us;
-  t.comm_sequential_us = t.comm_bytes * 1e6 / (collective * 1e9) + link.latency_us;
+  // NCCL's ring: a reduce-scatter or all-gather moves C; an all-reduce is both, 2 (W-1)/W of the matrix.
+  const double seq_bytes =
+      op == FusedOp::kGemmAr ? 2.0 * double(world - 1) / double(world) * double(m) * double(n) * 2.0 : t.comm_bytes;
+  t.comm_sequential_us = seq_bytes * 1e6 / (collective * 1e9) + link.latency_us;
 
   t.sequential_us = g_all + t.comm_sequential_us;
   const double g_step = g_k / world, c_step = t.comm_fused_us / (world - 1);
-  const double pipeline = op == FusedOp::kGemmRs ? std::max(g_k + c_step, g_step + t.comm_fused_us)
+  const double pipeline = op != FusedOp::kAgGemm ? std::max(g_k + c_step, g_step + t.comm_fused_us)
                                                  : std::max(g_k, t.comm_fused_us + g_step);
   t.fused_us = r.fused_fixed_us + pipeline;
+  if (op == FusedOp::kGemmAr) {
+    const double c1_us = double(world - 1) / double(world) * double(m) * double(n) * 2.0 * us_per_byte_fused;
+    t.two_shot_us = r.fused_fixed_us + std::max(g_k + (c1_us + link.latency_us) / (world - 1),
+                                                g_step + c1_us + link.latency_us) +
+                    c1_us + link.latency_us;
+  }
   t.decomposed_us = std::max(g_all + t.comm_sequential_us / chunks, g_all / chunks + t.comm_sequential_us) +
                     chunks * r.chunk_launch_us;
-  t.hidden_fraction = std::clamp((t.sequential_us - t.fused_us) / t.comm_sequential_us, 0.0, 1.0);
+  const double fused_best = op == FusedOp::kGemmAr ? std::min(t.fused_us, t.two_shot_us) : t.fused_us;
+  t.hidden_fraction = std::clamp((t.sequential_us - fused_best) / t.comm_sequential_us, 0.0, 1.0);
   t.best = "fused";
   double best = t.fused_us;
+  if (op == FusedOp::kGemmAr && t.two_shot_us < best) {
+    best = t.two_shot_us;
+    t.best = "two_shot";
+  }
   if (t.sequential_us < best) {
     best = t.sequential_us;
     t.best = "sequential";

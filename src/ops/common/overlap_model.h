@@ -8,12 +8,17 @@
 // check the model.
 //
 // Paths, for one rank of W, with C the bytes that rank must move (GEMM+RS: the W-1 peers' partial
-// tiles of its M/W rows, (W-1) * M/W * N * 2; AG+GEMM: the W-1 peers' shards, (W-1) * M/W * K * 2):
-//   sequential  G_all + C / collective + latency                 (cuBLAS/GEMM core, then NCCL)
+// tiles of its M/W rows, (W-1) * M/W * N * 2; AG+GEMM: the W-1 peers' shards, (W-1) * M/W * K * 2;
+// GEMM+AR one-shot: every peer's whole partial, (W-1) * M * N * 2):
+//   sequential  G_all + C_seq / collective + latency             (cuBLAS/GEMM core, then NCCL; C_seq = C,
+//               but for GEMM+AR the ring all-reduce's 2 (W-1)/W * M * N * 2)
 //   fused       fixed + a two-stage pipeline of W GEMM steps (G_k / W each) and W-1 communication
 //               steps (C / pull / (W-1) each, pull = min(kernel rate, link, in-flight / latency)):
 //                 GEMM+RS  max(G_k + c, g + C)   (the last segment's pulls follow the GEMM's last step)
 //                 AG+GEMM  max(G_k, C + g)       (the local shard first; the last shard's GEMM step last)
+//                 GEMM+AR  one-shot as GEMM+RS with its C
+//   two_shot    GEMM+AR only: fixed + GEMM+RS's pipeline over C1 = (W-1)/W * M * N * 2 (each rank sums
+//               its segment), then the gather of the W-1 reduced segments, C1 / pull + latency, after it
 //   decomposed  D chunks on full SMs with the collective per chunk: max(G_all + C/D, G_all/D + C) plus a
 //               launch cost per chunk
 // hidden fraction = (sequential - fused) / (sequential's communication time), clamped to [0, 1].
@@ -43,16 +48,17 @@ struct ComponentRates {
   double chunk_launch_us = 5.0;     // decomposed: per-chunk launch and event cost
 };
 
-enum class FusedOp { kGemmRs, kAgGemm };
+enum class FusedOp { kGemmRs, kAgGemm, kGemmAr };
 
 struct PathTimes {
   double sequential_us = 0, fused_us = 0, decomposed_us = 0;
+  double two_shot_us = 0;         // GEMM+AR only (0 otherwise)
   double comm_bytes = 0;          // C
   double pull_gbps = 0;           // the fused path's effective rate
   double comm_fused_us = 0;       // C at that rate (+ latency)
   double comm_sequential_us = 0;  // C at the collective's rate (+ latency)
   double hidden_fraction = 0;
-  std::string best;               // "sequential", "fused" or "decomposed"
+  std::string best;               // "sequential", "fused", "decomposed" or (GEMM+AR) "two_shot"
   std::string limit;              // what bounds the fused path's pull rate: "kernel", "link" or "in-flight"
 };
 
