@@ -5,27 +5,13 @@
 # fp16: issue 9's figure); flux_torch's ops bench at W = 1 on torch's stream and a side stream and
 # flux-bench gemm-rs / ag-gemm at W = 1 on the same shapes, compared (issue 11's 3% bar). Steps have
 # their own time limits, in order of priority.
-set -uo pipefail
-out="$1"; mkdir -p "$out"
-export PATH="$PATH:/usr/local/cuda/bin" FLUX_GTEST_DIR="$PWD/.devdeps/gtest/usr" FLUX_BUILD_TESTS=ON
-T0=$(date +%s)
-site="$PWD/build/py/site"
-( env PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --no-build-isolation --no-deps --target "$site" . \
-    > /tmp/pip.log 2>&1; echo "pip rc=$? at $(( $(date +%s) - T0 )) s" >> /tmp/pip.log ) &
-pip_pid=$!
-./scripts/build.sh > "$out/build.log" 2>&1
-echo "build rc=$? at $(( $(date +%s) - T0 )) s"; grep -E " error" "$out/build.log" | head -5
-mkdir -p /tmp/bin
-ln -sf "$PWD"/build/tools/flux-bench "$PWD"/build/tools/flux-run "$PWD"/build/tests/flux_gpu_tests /tmp/bin/
-source scripts/device/common.sh /tmp/bin "$out"
+source scripts/device/build_tree.sh "$1" pip
 step gemm_tests.log 100 flux_gpu_tests --gtest_filter='SkinnyGpu.*:GemmCoreGpu.*:SplitKGpu.*'
 step gemm_tests.log 60 flux_gpu_tests --gtest_filter='Jobs/Gemm*Gpu.ProbeJob/W*_mps_correctness:Jobs/AgGemmGpu.ProbeJob/W*_mps_correctness'
 grep -E "^\[  (FAILED|PASSED) |FAILED  \]" "$out/gemm_tests.log" | tail -6
 step corpus_test.log 170 flux-bench gemm --corpus test --corpus-every 3 --dtypes bf16,fp16 --iters 20 --warmup 3 \
   --json "$out/corpus_test.jsonl"
-echo "at $(( $(date +%s) - T0 )) s; waiting for pip"
-wait $pip_pid; tail -3 /tmp/pip.log | tee -a "$out/torch_ops.log"
-export PYTHONPATH="$site"
+wait_pip torch_ops.log
 shapes="4096x12288x12288,8192x12288x6144,1024x6144x12288"
 step torch_ops.log 40 python3 -m flux_torch.bench ops --shapes "$shapes" --json "$out/torch_ops_w1.jsonl"
 step torch_ops.log 40 python3 -m flux_torch.bench ops --stream side --shapes "$shapes" --json "$out/torch_ops_w1.jsonl"

@@ -3,15 +3,7 @@
 # with tests; the GEMM core / split-K / skinny GPU tests; the corpus test half (every third row, bf16 + fp16)
 # with the 64-row skinny config no longer a candidate; flux-bench model (the 18 suite shapes at their TP, and
 # GEMM+AR on GEMM+RS's shapes).
-set -uo pipefail
-out="$1"; mkdir -p "$out"
-export PATH="$PATH:/usr/local/cuda/bin" FLUX_GTEST_DIR="$PWD/.devdeps/gtest/usr" FLUX_BUILD_TESTS=ON
-T0=$(date +%s)
-./scripts/build.sh > "$out/build.log" 2>&1
-echo "build rc=$? at $(( $(date +%s) - T0 )) s"; grep -E " error" "$out/build.log" | head -5
-mkdir -p /tmp/bin
-ln -sf "$PWD"/build/tools/flux-bench "$PWD"/build/tools/flux-run "$PWD"/build/tests/flux_gpu_tests /tmp/bin/
-source scripts/device/common.sh /tmp/bin "$out"
+source scripts/device/build_tree.sh "$1"
 step tests.log 60 flux_gpu_tests --gtest_filter='SkinnyGpu.*:GemmCoreGpu.*:SplitKGpu.*'
 grep -E "^\[  (FAILED|PASSED) |FAILED  \]" "$out/tests.log" | tail -4
 step corpus_test.log 150 flux-bench gemm --corpus test --corpus-every 3 --dtypes bf16,fp16 --iters 20 --warmup 3 \

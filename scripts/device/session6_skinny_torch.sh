@@ -6,28 +6,14 @@
 # variant + cuBLAS: what the skinny time model is refitted on); flux_torch's ops bench at W = 1 (the op
 # against its plan call in one queue) and flux-bench gemm-rs / ag-gemm on the same shapes; flux_torch's
 # tests. Steps have their own time limits, in order of priority.
-set -uo pipefail
-out="$1"; mkdir -p "$out"
-export PATH="$PATH:/usr/local/cuda/bin" FLUX_GTEST_DIR="$PWD/.devdeps/gtest/usr" FLUX_BUILD_TESTS=ON
-T0=$(date +%s)
-site="$PWD/build/py/site"
-( env PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --no-build-isolation --no-deps --target "$site" . \
-    > /tmp/pip.log 2>&1; echo "pip rc=$? at $(( $(date +%s) - T0 )) s" >> /tmp/pip.log ) &
-pip_pid=$!
-./scripts/build.sh > "$out/build.log" 2>&1
-echo "build rc=$? at $(( $(date +%s) - T0 )) s"; grep -E " error" "$out/build.log" | head -5
-mkdir -p /tmp/bin
-ln -sf "$PWD"/build/tools/flux-bench "$PWD"/build/tools/flux-run "$PWD"/build/tests/flux_gpu_tests /tmp/bin/
-source scripts/device/common.sh /tmp/bin "$out"
+source scripts/device/build_tree.sh "$1" pip
 step tests.log 100 flux_gpu_tests --gtest_filter='SkinnyGpu.*:GemmCoreGpu.*:SplitKGpu.*'
 step tests.log 90 flux_gpu_tests --gtest_filter='Jobs/Gemm*Gpu.ProbeJob/W*_mps_correctness:Jobs/AgGemmGpu.ProbeJob/W*_mps_correctness'
 grep -E "^\[  (FAILED|PASSED) |FAILED  \]" "$out/tests.log" | tail -6
 step sweep.log 190 flux-bench gemm --corpus tune --corpus-every 4 --corpus-max-m 64 --sweep \
   --dtypes bf16 --iters 20 --warmup 2 --sweep-iters 10 --json "$out/sweep_decode.jsonl"
 grep -E "median|over" "$out/sweep.log" | tail -4
-echo "at $(( $(date +%s) - T0 )) s; waiting for pip"
-wait $pip_pid; tail -3 /tmp/pip.log | tee -a "$out/torch.log"
-export PYTHONPATH="$site"
+wait_pip torch.log
 shapes="4096x12288x12288,8192x12288x6144,1024x6144x12288"
 step torch.log 50 python3 -m flux_torch.bench ops --shapes "$shapes" --json "$out/torch_ops_w1.jsonl"
 # flux-bench's --json replaces its file: one file per bench, joined after.
