@@ -4,17 +4,17 @@
 #include <algorithm>
 
 #include "src/common/check.h"
+#include "src/ops/common/fused_rule.h"
 #include "src/ops/common/path_table.h"
 #include "src/ops/common/sm_budget.h"
 
 namespace flux {
 
 namespace {
-const ops::PathName<AgGemmImpl> kPaths[] = {{AgGemmImpl::kAuto, "auto"},
-                                            {AgGemmImpl::kFused, "fused"},
-                                            {AgGemmImpl::kFusedCopyEngine, "fused_ce"},
-                                            {AgGemmImpl::kSequential, "sequential"},
-                                            {AgGemmImpl::kDecomposed, "decomposed"}};
+const ops::PathName<AgGemmImpl> kPaths[] = {
+    {AgGemmImpl::kAuto, "auto"},             {AgGemmImpl::kFused, "fused"},
+    {AgGemmImpl::kFusedCopyEngine, "fused_ce"}, {AgGemmImpl::kSequential, "sequential"},
+    {AgGemmImpl::kDecomposed, "decomposed"}};
 }  // namespace
 
 const char* to_string(AgGemmImpl impl) { return ops::path_name(kPaths, impl); }
@@ -22,12 +22,10 @@ AgGemmImpl parse_ag_gemm_impl(const std::string& text) {
   return ops::parse_path(kPaths, text, "flux ag_gemm", "implementation");
 }
 
-// The rule. Reasons:
-//  - W = 1: the gather is the identity; the GEMM core reads the shard directly.
-//  - A small GEMM (under 2 GFLOP per rank) cannot hide a gather behind it: the per-call barrier and the
-//    extra kernels cost microseconds, so sequential.
-//  - Otherwise kFused (SM gather): it works whether or not ranks share a GPU. kFusedCopyEngine frees the
-//    gather's SMs but needs one GPU per rank; which of the two wins on NVLink is issue 6's measurement.
+// The rule: W = 1, the gather is the identity (the GEMM core reads the shard directly); otherwise the
+// fused-op rule (src/ops/common/fused_rule.h, reasons there), fused meaning kFused (SM gather): it works
+// whether or not ranks share a GPU. kFusedCopyEngine frees the gather's SMs but needs one GPU per rank;
+// which of the two wins on NVLink is issue 6's measurement.
 AgGemmImpl choose_ag_gemm_impl(int64_t m, int64_t n_per_rank, int64_t k, int world_size, bool shares_gpu,
                                std::string* reason) {
   (void)shares_gpu;
@@ -38,12 +36,8 @@ AgGemmImpl choose_ag_gemm_impl(int64_t m, int64_t n_per_rank, int64_t k, int wor
     say("one rank: the all-gather is the identity, the GEMM core reads the shard directly");
     return AgGemmImpl::kFused;
   }
-  const double flops = 2.0 * double(m) * double(n_per_rank) * double(k);
-  if (flops < 2e9) {
-    say(detail::cat("rule: sequential, the per-rank GEMM is ", flops / 1e9, " GFLOP (< 2): too short to hide a gather"));
-    return AgGemmImpl::kSequential;
-  }
-  say(detail::cat("rule: fused (SM gather), the per-rank GEMM is ", flops / 1e9, " GFLOP (>= 2)"));
+  if (!ops::fused_pays(m, n_per_rank, k, "a gather", reason)) return AgGemmImpl::kSequential;
+  if (reason) *reason += " (SM gather)";
   return AgGemmImpl::kFused;
 }
 

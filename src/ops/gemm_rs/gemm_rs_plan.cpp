@@ -7,22 +7,19 @@
 #include "flux/gemm_rs.h"
 #include "flux/knobs.h"
 #include "src/common/check.h"
+#include "src/ops/common/fused_rule.h"
 #include "src/ops/common/path_table.h"
 #include "src/ops/gemm_rs/gemm_rs_plan.h"
 
 namespace flux {
 
 namespace {
-const ops::PathName<GemmRsImpl> kRsPaths[] = {{GemmRsImpl::kAuto, "auto"},
-                                              {GemmRsImpl::kFused, "fused"},
+const ops::PathName<GemmRsImpl> kRsPaths[] = {{GemmRsImpl::kAuto, "auto"}, {GemmRsImpl::kFused, "fused"},
                                               {GemmRsImpl::kSequential, "sequential"},
                                               {GemmRsImpl::kDecomposed, "decomposed"}};
-
-const ops::PathName<GemmArPath> kArPaths[] = {{GemmArPath::kAuto, "auto"},
-                                              {GemmArPath::kOneShot, "one_shot"},
-                                              {GemmArPath::kTwoShot, "two_shot"},
-                                              {GemmArPath::kSequential, "sequential"},
-                                              {GemmArPath::kDecomposed, "decomposed"}};
+const ops::PathName<GemmArPath> kArPaths[] = {
+    {GemmArPath::kAuto, "auto"},       {GemmArPath::kOneShot, "one_shot"},     {GemmArPath::kTwoShot, "two_shot"},
+    {GemmArPath::kSequential, "sequential"}, {GemmArPath::kDecomposed, "decomposed"}};
 
 }  // namespace
 
@@ -33,14 +30,8 @@ GemmRsImpl parse_gemm_rs_impl(const std::string& text) {
 const char* to_string(GemmArPath path) { return ops::path_name(kArPaths, path); }
 GemmArPath parse_gemm_ar_path(const std::string& text) { return ops::parse_path(kArPaths, text, "flux gemm_ar", "path"); }
 
-// The rule. Reasons:
-//  - W = 1: a reduce-scatter over one rank is the identity; every path is the GEMM core into out.
-//  - A small GEMM (under 2 GFLOP per rank: ~3 us of H200 tensor time) cannot hide anything: the fused
-//    path adds a device barrier, a second kernel and SMs taken from the GEMM, each a few microseconds,
-//    so the plain sequential path wins.
-//  - Otherwise fused: the partial tiles are pulled and reduced while the GEMM runs.
-// NOTE: the thresholds are from the cost model above, not yet from NVLink measurements (issue 6
-// measures fused vs sequential vs decomposed on 8 H200s and will replace them).
+// The rule: W = 1 is the GEMM core into out (a reduce-scatter over one rank is the identity); otherwise
+// the fused-op rule (src/ops/common/fused_rule.h, reasons there).
 GemmRsImpl choose_gemm_rs_impl(int64_t m, int64_t n, int64_t k_per_rank, int world_size, std::string* reason) {
   auto say = [&](const std::string& text) {
     if (reason) *reason = text;
@@ -49,14 +40,8 @@ GemmRsImpl choose_gemm_rs_impl(int64_t m, int64_t n, int64_t k_per_rank, int wor
     say("one rank: the reduce-scatter is the identity, the GEMM core writes out directly");
     return GemmRsImpl::kFused;
   }
-  const double flops = 2.0 * double(m) * double(n) * double(k_per_rank);
-  if (flops < 2e9) {
-    say(detail::cat("rule: sequential, the per-rank GEMM is ", flops / 1e9,
-                    " GFLOP (< 2): too short to hide the fused path's fixed costs"));
-    return GemmRsImpl::kSequential;
-  }
-  say(detail::cat("rule: fused, the per-rank GEMM is ", flops / 1e9, " GFLOP (>= 2)"));
-  return GemmRsImpl::kFused;
+  return ops::fused_pays(m, n, k_per_rank, "the fused path's fixed costs", reason) ? GemmRsImpl::kFused
+                                                                                  : GemmRsImpl::kSequential;
 }
 
 namespace ops {
