@@ -7,7 +7,7 @@
 //     kernel: FLUX_GEMM_RS_REDUCE_SMS / FLUX_AG_GEMM_GATHER_SMS, 8 by default);
 //   - the pull kernel's own rate on k SMs: AG+GEMM's gather kernel copying one peer shard that lives in
 //     this GPU's memory (a two-rank gather on one process, the flags already raised), so the rate is the
-//     kernel's, not the link's; its bytes in flight are the kernel's constant (ag_gather.h).
+//     kernel's, not the link's; its bytes in flight are the kernel's constant (src/device/block_gather.h).
 // Given (defaults in LinkSpec, cited there; flags to override): the link's bandwidth and latency, the
 // unfused collective's bus bandwidth (default 80% of the link) and the fused path's fixed cost per call.
 // Output: per shape, TP and dtype, each path's predicted time, the best path, the predicted hidden
@@ -28,7 +28,7 @@
 #include "flux/error.h"
 #include "flux/gemm.h"
 #include "src/common/check.h"
-#include "src/ops/ag_gemm/ag_gather.h"
+#include "src/device/block_gather.h"
 #include "src/ops/common/overlap_model.h"
 #include "tools/bench/bench_args.h"
 #include "tools/bench/bench_model.h"
@@ -58,7 +58,7 @@ double measure_pull_gbps(int64_t shard_rows, int64_t k, int sms, int iters, int 
   FLUX_CUDA_CHECK(cudaMemcpy(words.ptr, host_words, sizeof(host_words), cudaMemcpyHostToDevice));
   FLUX_CUDA_CHECK(cudaMemset(status.ptr, 0, status.bytes));
   tools::fill_random(peer.ptr, 2 * shard_rows * k, DType::kBF16, 99, 1.0f, stream);
-  ops::AgGatherParams p;
+  device::AgGatherParams p;
   p.m = 2 * shard_rows;
   p.k = k;
   p.shard_rows = shard_rows;
@@ -76,7 +76,7 @@ double measure_pull_gbps(int64_t shard_rows, int64_t k, int sms, int iters, int 
   p.ctx.timeout_ns = 1000000000ull;  // the flags are raised: no wait can last
   std::vector<tools::TimedRun> runs{{"pull", [&](int) {
                                        FLUX_CUDA_CHECK(cudaMemsetAsync(p.parts, 0, parts.bytes, stream));
-                                       ops::launch_ag_gather(p, sms, stream);
+                                       device::launch_ag_gather(p, sms, stream);
                                      }}};
   // The memset is in the timed region too; it is tiny next to the copy (blocks x 4 bytes).
   const double ms = tools::median(tools::time_interleaved(runs, stream, warmup, iters)[0]);
@@ -179,7 +179,7 @@ int run_model_bench(const std::vector<std::string>& argv, const std::string& com
     FLUX_CHECK_ARG(json != nullptr, "flux-bench model: cannot open --json ", json_path);
   }
   const std::string date = tools::utc_now_iso8601();
-  const double in_flight = double(side_sms) * double(ops::kAgGatherBytesInFlightPerSm);
+  const double in_flight = double(side_sms) * double(device::kAgGatherBytesInFlightPerSm);
   std::printf("flux-bench model on %s (%d SMs): side kernel on %d SMs keeps %.0f KB in flight; link %.0f GB/s, %.1f us "
               "(Little's law: %.0f KB needed for the link's rate)\n",
               limits.name.c_str(), limits.sm_count, side_sms, in_flight / 1024.0, link.bandwidth_gbps, link.latency_us,

@@ -33,7 +33,7 @@
 #include "flux/knobs.h"
 #include "src/common/check.h"
 #include "src/common/nccl_check.h"
-#include "src/ops/ag_gemm/ag_gather.h"
+#include "src/device/block_gather.h"
 #include "src/ops/ag_gemm/ag_gemm_plan.h"
 #include "src/ops/common/flag_sizing.h"
 #include "src/ops/common/op_runtime.h"
@@ -85,8 +85,8 @@ struct AgGemmPlan::Impl {
     return ref;
   }
 
-  ops::AgGatherParams gather_params(const AgGemmLayout& L, int block_rows) const {
-    ops::AgGatherParams p;
+  device::AgGatherParams gather_params(const AgGemmLayout& L, int block_rows) const {
+    device::AgGatherParams p;
     p.m = L.m;
     p.k = desc.k;
     p.shard_rows = L.shard_rows;
@@ -131,9 +131,9 @@ struct AgGemmPlan::Impl {
   // GEMM starts after the gather, which is slower but still right. Reasons: docs/NOTES.md, co-residency.
   void run_fused(const AgGemmLayout& L, const AgGemmArgs& args, cudaStream_t stream) {
     const GemmSelection sel = fused_gemm->select(L.m);
-    ops::AgGatherParams gp = gather_params(L, sel.config.tile_m);
+    device::AgGatherParams gp = gather_params(L, sel.config.tile_m);
     FLUX_CUDA_CHECK(cudaMemsetAsync(block_parts, 0, sizeof(uint32_t) * size_t(gp.num_blocks), stream));
-    ops::launch_ag_gather(gp, L.gather_sms, stream);
+    device::launch_ag_gather(gp, L.gather_sms, stream);
     GemmArgs g = waiting_core_args(args, L);
     g.after_resident_helper = true;
     fused_gemm->run(g, stream);
@@ -141,7 +141,7 @@ struct AgGemmPlan::Impl {
 
   void run_fused_ce(const AgGemmLayout& L, const AgGemmArgs& args, cudaStream_t stream) {
     const GemmSelection sel = ce_gemm->select(L.m);
-    ops::AgGatherParams gp = gather_params(L, sel.config.tile_m);
+    device::AgGatherParams gp = gather_params(L, sel.config.tile_m);
     const int64_t shard = L.shard_rows;
     rt->fork(stream);
     const size_t row_bytes = size_t(desc.k) * dtype_size(desc.dtype);
@@ -152,7 +152,7 @@ struct AgGemmPlan::Impl {
         FLUX_CUDA_CHECK(cudaMemcpyAsync(g_rows(rank, s * shard), g_rows(s, s * shard), size_t(shard) * row_bytes,
                                         cudaMemcpyDeviceToDevice, rt->side()));
       }
-      ops::launch_ag_release_blocks(gp, t, rt->side());  // the blocks ring step t completes
+      device::launch_ag_release_blocks(gp, t, rt->side());  // the blocks ring step t completes
     }
     ce_gemm->run(waiting_core_args(args, L), stream);
     rt->join(stream);
@@ -163,9 +163,9 @@ struct AgGemmPlan::Impl {
       FLUX_NCCL_CALL(*comm, ncclAllGather(args.a_shard.data, gathered->local(), size_t(L.shard_rows) * size_t(desc.k),
                                           detail::nccl_data_type(desc.dtype), comm->nccl(), stream));
     } else {
-      ops::AgGatherParams gp = gather_params(L, 128);
+      device::AgGatherParams gp = gather_params(L, 128);
       FLUX_CUDA_CHECK(cudaMemsetAsync(block_parts, 0, sizeof(uint32_t) * size_t(gp.num_blocks), stream));
-      ops::launch_ag_gather(gp, L.gather_sms, stream);
+      device::launch_ag_gather(gp, L.gather_sms, stream);
     }
     cublas_for(L.m, args.bias.data != nullptr, 0).run(core_args(args, L.m), stream);
   }

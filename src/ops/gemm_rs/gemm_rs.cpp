@@ -37,7 +37,7 @@
 #include "src/ops/common/op_runtime.h"
 #include "src/ops/common/sm_budget.h"
 #include "src/ops/gemm_rs/gemm_rs_plan.h"
-#include "src/ops/gemm_rs/gemm_rs_reduce.h"
+#include "src/device/tile_reduce.h"
 
 namespace flux {
 
@@ -101,8 +101,8 @@ struct TileReduceCore {
     return ref;
   }
 
-  ops::RsReduceParams reduce_params(int64_t m, const GemmRsArgs& args) const {
-    ops::RsReduceParams p;
+  device::RsReduceParams reduce_params(int64_t m, const GemmRsArgs& args) const {
+    device::RsReduceParams p;
     p.m = m;
     p.n = desc.n;
     p.segment_rows = out_rows(m);
@@ -133,7 +133,7 @@ struct TileReduceCore {
     g.publish.value_ptr = rt->epoch();
     g.order = &L.order;
     fused_gemm->run(g, stream);
-    ops::RsReduceParams p = reduce_params(m, args);
+    device::RsReduceParams p = reduce_params(m, args);
     const RowSegments segments{m, L.segment_rows};
     const size_t es = dtype_size(desc.dtype);
     if (L.shots == 2) {  // the first shot: this rank's segment, summed into R at its own rows
@@ -151,10 +151,10 @@ struct TileReduceCore {
     p.col_bands = L.col_bands;
     p.band_begin = 0;
     p.band_end = L.col_bands;
-    ops::launch_gemm_rs_reduce(desc.dtype, p, L.reduce_sms, rt->side());
+    device::launch_gemm_rs_reduce(desc.dtype, p, L.reduce_sms, rt->side());
     if (L.shots == 2) {  // the second shot: raise "segment reduced", then gather every rank's segment
-      ops::launch_fill_flags(my_flags() + ready_flag, 1, rt->epoch(), rt->side());
-      ops::ArGatherParams q;
+      device::launch_fill_flags(my_flags() + ready_flag, 1, rt->epoch(), rt->side());
+      device::ArGatherParams q;
       q.m = m;
       q.n = desc.n;
       q.segment_rows = L.segment_rows;
@@ -167,7 +167,7 @@ struct TileReduceCore {
       q.epoch = rt->epoch();
       q.out = args.out.mutable_data();
       q.ctx = rt->wait_context(-1);
-      ops::launch_ar_gather(q, L.reduce_sms, rt->side());
+      device::launch_ar_gather(q, L.reduce_sms, rt->side());
     }
     rt->join(stream);
   }
@@ -175,7 +175,7 @@ struct TileReduceCore {
   // Flags for a [m, n_chunk] block at flag_offset on the 128 x n_chunk grid, then its reduction.
   void flux_reduce_block(int64_t m, int64_t col0, int64_t n_chunk, int64_t partial_offset, int64_t flag_offset,
                          int32_t tile_n, const GemmRsArgs& args, int ctas, cudaStream_t stream) {
-    ops::RsReduceParams p = reduce_params(m, args);
+    device::RsReduceParams p = reduce_params(m, args);
     p.n = n_chunk;
     p.tile_m = kSequentialTile;
     p.tile_n = tile_n;
@@ -189,7 +189,7 @@ struct TileReduceCore {
     p.out = static_cast<char*>(args.out.mutable_data()) + col0 * int64_t(dtype_size(desc.dtype));
     p.out_ld = desc.n;
     p.bias = args.bias.data ? static_cast<const char*>(args.bias.data) + col0 * int64_t(dtype_size(desc.dtype)) : nullptr;
-    ops::launch_gemm_rs_reduce(desc.dtype, p, ctas, stream);
+    device::launch_gemm_rs_reduce(desc.dtype, p, ctas, stream);
   }
 
   void run_sequential(const GemmRsLayout& L, const GemmRsArgs& args, cudaStream_t stream) {
@@ -215,7 +215,7 @@ struct TileReduceCore {
       return;
     }
     const int64_t tiles = ((m + kSequentialTile - 1) / kSequentialTile) * ((desc.n + kSequentialTile - 1) / kSequentialTile);
-    ops::launch_fill_flags(my_flags(), tiles, rt->epoch(), stream);
+    device::launch_fill_flags(my_flags(), tiles, rt->epoch(), stream);
     // Alone on its GPU the reduction may take every SM; when ranks share a GPU each takes its helper
     // share (reduce_sms), or W ranks' spinning reductions would fill every SM and starve a peer's GEMM
     // (measured: W = 8 on one H200 stalled until the wait timeout).
@@ -245,7 +245,7 @@ struct TileReduceCore {
       g.c = static_cast<char*>(my_partial()) + partial_offset * int64_t(es);
       cublas_for(m, nc, bias_in_gemm, 0).run(g, stream);
       const int64_t chunk_flags = (m + kSequentialTile - 1) / kSequentialTile;
-      if (!nccl) ops::launch_fill_flags(my_flags() + flag_offset, chunk_flags, rt->epoch(), stream);
+      if (!nccl) device::launch_fill_flags(my_flags() + flag_offset, chunk_flags, rt->epoch(), stream);
       FLUX_CUDA_CHECK(cudaEventRecord(chunk_done[c], stream));
       FLUX_CUDA_CHECK(cudaStreamWaitEvent(rt->side(), chunk_done[c], 0));
       if (nccl) {

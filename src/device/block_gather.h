@@ -1,4 +1,5 @@
-// src/ops/ag_gemm/ag_gather.h — the SM-driven gather of AG+GEMM (launch interface, plain data).
+// src/device/block_gather.h — the SM-driven block gather of AG+GEMM (launch interface, plain data): a fused
+// op's side kernel, with the other device pieces.
 //
 // Every rank s has put its shard (rows [s * shard_rows, (s + 1) * shard_rows) of A) into its own
 // symmetric buffer at those rows and raised ready[s] = epoch in every rank's memory (pushed). The gather
@@ -17,7 +18,7 @@
 
 #include "src/device/wait_context.h"
 
-namespace flux::ops {
+namespace flux::device {
 
 // Bytes one CTA (one SM) of the gather keeps in flight: 1024 threads x 2 loads of 16 bytes. Across 8
 // SMs that is 256 KB, which at a few microseconds of NVLink latency sustains well under the link's
@@ -46,4 +47,4 @@ void launch_ag_gather(const AgGatherParams& params, int ctas, cudaStream_t strea
 // this rank, is the one of ring step `step` (the copy engine has just brought it in).
 void launch_ag_release_blocks(const AgGatherParams& params, int step, cudaStream_t stream);
 
-}  // namespace flux::ops
+}  // namespace flux::device

@@ -1,11 +1,11 @@
-// src/ops/ag_gemm/ag_gather.cu — see ag_gather.h.
-#include "src/ops/ag_gemm/ag_gather.h"
+// src/device/block_gather.cu — see block_gather.h.
+#include "src/device/block_gather.h"
 
 #include "flux/tile_order.h"
 #include "src/common/check.h"
 #include "src/device/signal.cuh"
 
-namespace flux::ops {
+namespace flux::device {
 
 namespace {
 
@@ -38,10 +38,10 @@ __global__ void __launch_bounds__(kThreads, 1) ag_gather_kernel(AgGatherParams p
       const int64_t r1 = blocks.end(b) < s1 ? blocks.end(b) : s1;
       if (s != p.rank) {
         if (threadIdx.x == 0) {
-          device::chaos_delay(p.ctx.chaos_seed, uint32_t(unit) * 17u + 3u);
-          device::WaitContext ctx = p.ctx;
+          chaos_delay(p.ctx.chaos_seed, uint32_t(unit) * 17u + 3u);
+          WaitContext ctx = p.ctx;
           ctx.peer = s;
-          device::wait_flag_geq(p.ready + s, epoch, s, ctx);  // a timeout is recorded; the kernel goes on
+          wait_flag_geq(p.ready + s, epoch, s, ctx);  // a timeout is recorded; the kernel goes on
         }
         __syncthreads();
         const uint4* src = reinterpret_cast<const uint4*>(static_cast<const char*>(p.buffers[s]) + r0 * row_bytes);
@@ -61,9 +61,9 @@ __global__ void __launch_bounds__(kThreads, 1) ag_gather_kernel(AgGatherParams p
       }
       __syncthreads();  // the piece is written (by every thread) before thread 0 counts it
       if (threadIdx.x == 0) {
-        device::chaos_delay(p.ctx.chaos_seed, uint32_t(b) * 29u + 5u);
+        chaos_delay(p.ctx.chaos_seed, uint32_t(b) * 29u + 5u);
         const uint32_t needed = uint32_t(shards.touched(blocks.begin(b), blocks.end(b)));
-        if (atom_add_acq_rel_gpu(p.parts + b, 1u) + 1u == needed) device::st_release_sys(p.flags + b, epoch);
+        if (atom_add_acq_rel_gpu(p.parts + b, 1u) + 1u == needed) st_release_sys(p.flags + b, epoch);
       }
     }
   }
@@ -79,7 +79,7 @@ __global__ void ag_release_blocks_kernel(AgGatherParams p, int step) {
       const int t = int((s - p.rank + p.world) % p.world);
       done_at = t > done_at ? t : done_at;
     }
-    if (done_at == step) device::st_release_sys(p.flags + b, epoch);
+    if (done_at == step) st_release_sys(p.flags + b, epoch);
   }
 }
 
@@ -97,4 +97,4 @@ void launch_ag_gather(const AgGatherParams& params, int ctas, cudaStream_t strea
   FLUX_CUDA_CHECK_LAUNCH("ag_gather_kernel");
 }
 
-}  // namespace flux::ops
+}  // namespace flux::device

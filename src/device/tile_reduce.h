@@ -1,4 +1,5 @@
-// src/ops/gemm_rs/gemm_rs_reduce.h — the pull-based reduction of GEMM+RS (launch interface, plain data).
+// src/device/tile_reduce.h — the tile reduction of GEMM+RS and GEMM+AR, and GEMM+AR two-shot's gather (launch
+// interfaces, plain data): the fused ops' side kernels, with the other device pieces.
 //
 // Rank r owns output rows [r * segment_rows, (r + 1) * segment_rows). Every rank s has written its
 // partial C_s [m, n] into its symmetric buffer P_s and released, per tile (i, j) of a tile_m x tile_n
@@ -20,7 +21,7 @@
 #include "flux/types.h"
 #include "src/device/wait_context.h"
 
-namespace flux::ops {
+namespace flux::device {
 
 struct RsReduceParams {
   int64_t m = 0, n = 0, segment_rows = 0;
@@ -68,4 +69,4 @@ void launch_ar_gather(const ArGatherParams& params, int ctas, cudaStream_t strea
 // flags[i] = *epoch for i < count (the unfused paths publish a whole GEMM at once).
 void launch_fill_flags(uint32_t* flags, int64_t count, const uint32_t* epoch, cudaStream_t stream);
 
-}  // namespace flux::ops
+}  // namespace flux::device

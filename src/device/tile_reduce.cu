@@ -1,5 +1,5 @@
-// src/ops/gemm_rs/gemm_rs_reduce.cu — see gemm_rs_reduce.h.
-#include "src/ops/gemm_rs/gemm_rs_reduce.h"
+// src/device/tile_reduce.cu — see tile_reduce.h.
+#include "src/device/tile_reduce.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -8,7 +8,7 @@
 #include "src/common/check.h"
 #include "src/device/signal.cuh"
 
-namespace flux::ops {
+namespace flux::device {
 
 namespace {
 
@@ -112,12 +112,12 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_rs_reduce_kernel(RsReducePar
       for (int64_t q = blockIdx.x; q < ntiles; q += gridDim.x) {
         const int32_t i = i0 + int32_t(q / band_cols), j = j0 + int32_t(q % band_cols);
         if (threadIdx.x == 0) {
-          device::chaos_delay(p.ctx.chaos_seed, uint32_t(q) * 131u + uint32_t(t));
-          device::WaitContext ctx = p.ctx;
+          chaos_delay(p.ctx.chaos_seed, uint32_t(q) * 131u + uint32_t(t));
+          WaitContext ctx = p.ctx;
           ctx.peer = s;
           const int32_t tile = i * p.tiles_n + j;
           // A timeout is recorded in ctx.status (rank, peer s, tile) and the kernel carries on.
-          device::wait_flag_geq(p.flags[s] + p.flag_offset + tile, epoch, tile, ctx);
+          wait_flag_geq(p.flags[s] + p.flag_offset + tile, epoch, tile, ctx);
         }
         __syncthreads();
         const int64_t r0 = int64_t(i) * p.tile_m > seg0 ? int64_t(i) * p.tile_m : seg0;
@@ -152,7 +152,7 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_rs_reduce_kernel(RsReducePar
 __global__ void fill_flags_kernel(uint32_t* flags, int64_t count, const uint32_t* epoch_ptr) {
   const uint32_t epoch = *epoch_ptr;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x) {
-    device::st_release_sys(flags + i, epoch);
+    st_release_sys(flags + i, epoch);
   }
 }
 
@@ -166,11 +166,11 @@ __global__ void __launch_bounds__(kThreads, 1) ar_gather_kernel(ArGatherParams p
     const int64_t r0 = segments.begin(s), r1 = segments.end(s);
     if (r1 <= r0) continue;
     if (threadIdx.x == 0) {
-      device::chaos_delay(p.ctx.chaos_seed, uint32_t(blockIdx.x) * 37u + uint32_t(t));
-      device::WaitContext ctx = p.ctx;
+      chaos_delay(p.ctx.chaos_seed, uint32_t(blockIdx.x) * 37u + uint32_t(t));
+      WaitContext ctx = p.ctx;
       ctx.peer = s;
       // A timeout is recorded in ctx.status (rank, peer s, the flag) and the kernel carries on.
-      device::wait_flag_geq(p.flags[s] + p.flag_index, epoch, int32_t(p.flag_index), ctx);
+      wait_flag_geq(p.flags[s] + p.flag_index, epoch, int32_t(p.flag_index), ctx);
     }
     __syncthreads();
     const uint4* src = reinterpret_cast<const uint4*>(static_cast<const char*>(p.reduced[s]) + r0 * row_bytes);
@@ -217,4 +217,4 @@ void launch_fill_flags(uint32_t* flags, int64_t count, const uint32_t* epoch, cu
   FLUX_CUDA_CHECK_LAUNCH("fill_flags_kernel");
 }
 
-}  // namespace flux::ops
+}  // namespace flux::device
