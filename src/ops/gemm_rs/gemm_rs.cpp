@@ -34,10 +34,10 @@
 #include "src/common/check.h"
 #include "src/common/nccl_check.h"
 #include "src/ops/common/flag_sizing.h"
+#include "src/device/tile_reduce.h"
 #include "src/ops/common/op_runtime.h"
 #include "src/ops/common/sm_budget.h"
 #include "src/ops/gemm_rs/gemm_rs_plan.h"
-#include "src/device/tile_reduce.h"
 
 namespace flux {
 
@@ -86,6 +86,7 @@ struct TileReduceCore {
   }
 
   int64_t out_rows(int64_t m) const { return all ? m : m / world; }
+  int64_t flag_words() const { return flag_count + (all ? 1 : 0); }  // the tile flags, and the ready flag
   uint32_t* my_flags() const { return static_cast<uint32_t*>(flags->local()); }
   void* my_partial() const { return partial->local(); }
 
@@ -316,7 +317,8 @@ struct TileReduceCore {
     c.check_same(std::string(name) + " plan",
                  detail::cat("W=", world, " max_m=", d.max_m, " n=", d.n, " k_per_rank=", d.k_per_rank, " ",
                              to_string(d.dtype), " ", to_string(d.layout), " impl=", to_string(forced),
-                             all ? detail::cat(" ar_path=", to_string(ar_forced)) : std::string(), " reduce_sms=", reduce_sms, " col_bands=", opt.col_bands, " chunks=", chunks,
+                             all ? detail::cat(" ar_path=", to_string(ar_forced)) : std::string(),
+                             " reduce_sms=", reduce_sms, " col_bands=", opt.col_bands, " chunks=", chunks,
                              " initial_epoch=", options.initial_epoch, " gemm: ", full_gemm->resolved_options(),
                              fused_gemm ? " fused gemm: " + fused_gemm->resolved_options() : std::string()));
     if (world > 1) {
@@ -329,8 +331,7 @@ struct TileReduceCore {
         ready_flag = flag_count;
         reduced = std::make_unique<SymmetricBuffer>(c, size_t(d.max_m) * size_t(d.n) * es, std::string(name) + " reduced");
       }
-      flags = std::make_unique<SymmetricBuffer>(c, size_t(flag_count + (all ? 1 : 0)) * sizeof(uint32_t),
-                                                std::string(name) + " flags");
+      flags = std::make_unique<SymmetricBuffer>(c, size_t(flag_words()) * sizeof(uint32_t), std::string(name) + " flags");
       const int64_t acc_rows = all ? d.max_m : d.max_m / world;
       FLUX_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&acc), size_t(acc_rows) * size_t(d.n) * sizeof(float)));
       chunk_done.resize(kMaxChunks);
@@ -382,7 +383,7 @@ struct TileReduceCore {
     const GemmRsArgs args{a, b, bias, out};
     // Every peer is done reading my partial (and reduced) buffer and flags of the last call; my flags
     // are refreshed.
-    const FlagRange refresh{my_flags(), flag_count + (all ? 1 : 0)};
+    const FlagRange refresh{my_flags(), flag_words()};
     rt->begin(stream, &refresh, 1);
     switch (L.impl) {
       case GemmRsImpl::kFused: run_fused(L, args, stream); break;
