@@ -98,6 +98,17 @@ def _timed_queued(fns, iters, warmup):
     return [statistics.median(start.elapsed_time(stop) for start, stop in ev) for ev in events]
 
 
+def _host_us(fn, calls=20):
+    """The host's enqueue cost of one call (the GPU still busy with the previous ones), in microseconds."""
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for i in range(calls):
+        fn(i)
+    us = (time.perf_counter() - t0) / calls * 1e6
+    torch.cuda.synchronize()
+    return us
+
+
 def _copies(nbytes):
     return max(2, min(64, -(-2 * L2_BYTES // max(nbytes, 1))))
 
@@ -290,17 +301,7 @@ def suite_ops(args, rank, world, shared_gpu, emit):
                 # flux-bench gemm-rs / ag-gemm's method, the op and the plan call alternating in one queue
                 ms, plan_ms = _timed_queued([fn, plan], args.iters, args.warmup)
                 single = _timed(fn, args.iters, 1)  # one call at a time, from an idle GPU
-                torch.cuda.synchronize()
-                t0 = time.perf_counter()
-                for i in range(20):
-                    fn(i)
-                host_us = (time.perf_counter() - t0) / 20 * 1e6  # enqueue cost per call (GPU still busy)
-                torch.cuda.synchronize()
-                t0 = time.perf_counter()
-                for i in range(20):
-                    plan(i)
-                plan_host_us = (time.perf_counter() - t0) / 20 * 1e6
-                torch.cuda.synchronize()
+                host_us, plan_host_us = _host_us(fn), _host_us(plan)
                 emit(dict(op=op, impl="plan", dtype=dtype_name, m=m, n=n, k=k, world_size=world, layout="nk",
                           stream=args.stream, median_ms=plan_ms, host_us_per_call=plan_host_us,
                           tflops=2.0 * m * n * k / plan_ms / 1e9, max_rel_err=plan_err, iters=args.iters))

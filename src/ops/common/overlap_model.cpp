@@ -45,21 +45,22 @@ PathTimes predict_paths(FusedOp op, int64_t m, int64_t n, int64_t k, int world, 
   const double collective = r.collective_gbps > 0 ? r.collective_gbps : 0.8 * link.bandwidth_gbps;
   const double us_per_byte_fused = 1e6 / (t.pull_gbps * 1e9);
   t.comm_fused_us = t.comm_bytes * us_per_byte_fused + link.latency_us;
-  // NCCL's ring: a reduce-scatter or all-gather moves C; an all-reduce is both, 2 (W-1)/W of the matrix.
-  const double seq_bytes =
-      op == FusedOp::kGemmAr ? 2.0 * double(world - 1) / double(world) * double(m) * double(n) * 2.0 : t.comm_bytes;
+  // GEMM+AR: (W-1)/W of the matrix, what one ring pass (or one shot of two-shot) moves per rank. NCCL's
+  // ring: a reduce-scatter or all-gather moves C; an all-reduce is both, twice that share.
+  const double ar_share = double(world - 1) / double(world) * double(m) * double(n) * 2.0;
+  const double seq_bytes = op == FusedOp::kGemmAr ? 2.0 * ar_share : t.comm_bytes;
   t.comm_sequential_us = seq_bytes * 1e6 / (collective * 1e9) + link.latency_us;
 
   t.sequential_us = g_all + t.comm_sequential_us;
-  const double g_step = g_k / world, c_step = t.comm_fused_us / (world - 1);
-  const double pipeline = op != FusedOp::kAgGemm ? std::max(g_k + c_step, g_step + t.comm_fused_us)
+  const double g_step = g_k / world;
+  // GEMM+RS's pipeline (also GEMM+AR's one-shot and two-shot's first shot): the last step's pulls follow it.
+  auto reduce_pipeline = [&](double comm_us) { return std::max(g_k + comm_us / (world - 1), g_step + comm_us); };
+  const double pipeline = op != FusedOp::kAgGemm ? reduce_pipeline(t.comm_fused_us)
                                                  : std::max(g_k, t.comm_fused_us + g_step);
   t.fused_us = r.fused_fixed_us + pipeline;
   if (op == FusedOp::kGemmAr) {
-    const double c1_us = double(world - 1) / double(world) * double(m) * double(n) * 2.0 * us_per_byte_fused;
-    t.two_shot_us = r.fused_fixed_us + std::max(g_k + (c1_us + link.latency_us) / (world - 1),
-                                                g_step + c1_us + link.latency_us) +
-                    c1_us + link.latency_us;
+    const double shot_us = ar_share * us_per_byte_fused + link.latency_us;
+    t.two_shot_us = r.fused_fixed_us + reduce_pipeline(shot_us) + shot_us;
   }
   t.decomposed_us = std::max(g_all + t.comm_sequential_us / chunks, g_all / chunks + t.comm_sequential_us) +
                     chunks * r.chunk_launch_us;
