@@ -9,6 +9,7 @@
 # The skinny (decode) configs (ConfigShape::skinny) are a kernel family of their own
 # (src/gemm/kernel/skinny_gemm_instance.cu.in, FLUX_GEMM_SKINNY_KERNEL lines), compiled for the K-major weight
 # (kNK) only, final and split-K partial outputs.
+# The FP8 configs (FLUX_GEMM_FP8_CONFIGS) likewise: sm90_fp8_gemm_<out>_nk_<config>.cu per output type.
 
 set(FLUX_GEMM_DTYPES kBF16 kFP16)
 set(FLUX_GEMM_LAYOUTS kNK kKN)
@@ -17,6 +18,10 @@ set(FLUX_GEMM_CONFIGS k128x256x64CoopC2x1 k128x128x64PingpongC1x2 k256x128x64Coo
 set(FLUX_GEMM_SPLIT_K_CONFIGS k128x128x64PingpongC1x2 k64x256x64PingpongC1x2 k64x128x64PingpongSwapC1x2)
 set(FLUX_GEMM_SKINNY_CONFIGS k16x64x128Skinny k64x64x64Skinny)
 set(FLUX_GEMM_SKINNY_LAYOUTS kNK)
+# FP8 (e4m3 A and B; ConfigShape::fp8): per output type, [N, K] weights only, one kernel for both scale
+# kinds (src/gemm/kernel/sm90_fp8_gemm_instance.cu.in, FLUX_GEMM_FP8_KERNEL lines).
+set(FLUX_GEMM_FP8_OUTPUTS kBF16 kFP16)
+set(FLUX_GEMM_FP8_CONFIGS k128x128x128CoopC2x1E4m3 k128x128x128CoopC1x2E4m3 k64x128x128PingpongC1x2E4m3)
 
 # The file stem of one instantiation: "bf16_nk_128x128x64pingpongc1x2" (+ "_partial" for kPartial).
 function(flux_gemm_instance_stem out_var dtype layout config output)
@@ -65,6 +70,16 @@ function(flux_generate_gemm_instances out_var)
           string(APPEND manifest "FLUX_GEMM_SKINNY_KERNEL(${FLUX_DTYPE}, ${FLUX_LAYOUT}, ${FLUX_CONFIG}, ${FLUX_OUTPUT})\n")
         endforeach()
       endforeach()
+    endforeach()
+  endforeach()
+  foreach(FLUX_OUT IN LISTS FLUX_GEMM_FP8_OUTPUTS)
+    foreach(FLUX_CONFIG IN LISTS FLUX_GEMM_FP8_CONFIGS)
+      set(FLUX_LAYOUT kNK)
+      flux_gemm_instance_stem(stem "${FLUX_OUT}" "${FLUX_LAYOUT}" "${FLUX_CONFIG}" "kFinal")
+      set(file "${CMAKE_BINARY_DIR}/generated/sm90_fp8_gemm_${stem}.cu")
+      configure_file("${PROJECT_SOURCE_DIR}/src/gemm/kernel/sm90_fp8_gemm_instance.cu.in" "${file}" @ONLY)
+      list(APPEND sources "${file}")
+      string(APPEND manifest "FLUX_GEMM_FP8_KERNEL(${FLUX_OUT}, ${FLUX_LAYOUT}, ${FLUX_CONFIG})\n")
     endforeach()
   endforeach()
   # Written only when it changes, so an unchanged list does not rebuild the dispatch table.

@@ -75,6 +75,10 @@ struct AgGemmLayout {
   int32_t gemm_sms = 0;    // SMs of the GEMM core (fused paths)
   int32_t gather_sms = 0;  // SMs of the gather kernel (kFused)
   TileOrderSpec order;     // local shard first, then the ring
+  // The GEMM core's selection for the path's GEMM (fused, fused_ce; W = 1: the whole-GPU plan's), made
+  // once per call: the GEMM runs it (GemmArgs::selection) and the gather's M-blocks are its tile rows.
+  // Empty (tiles 0) on the cuBLAS paths.
+  GemmSelection gemm;
 };
 
 // The rule (reasons in ag_gemm_plan.cpp).

@@ -2,8 +2,10 @@
 //
 //   C [M, N] = A [M, K] · op(B) (+ bias [N])      A, C row-major; B [N, K] (kNK) or [K, N] (kKN)
 //
-// bf16 or fp16 in and out (one dtype for A, B, bias and C), fp32 accumulation. Any M >= 1; N and K
-// multiples of 8 (rows of 16 bytes, what TMA needs); A, B, C and bias 16-byte aligned. Kernel: a
+// bf16 or fp16 in and out (one dtype for A, B, bias and C), fp32 accumulation; or FP8: A and B in e4m3,
+// C and bias in GemmDesc::out_dtype (bf16 / fp16), scaled per tensor or per row of A and column of B
+// (GemmDesc::scale, GemmArgs::scale_a / scale_b; C = acc * sa * sb + bias), B as [N, K] only. Any M >= 1;
+// N and K multiples of 8 (16 for e4m3: rows of 16 bytes, what TMA needs); A, B, C and bias 16-byte aligned. Kernel: a
 // persistent, warp-specialized CUTLASS 3 sm90 kernel (TMA + WGMMA), one of a few tile/cluster
 // configs chosen per shape by select_gemm_config() (src/gemm/gemm_config.cpp, reasons there).
 //
@@ -58,6 +60,7 @@ struct GemmConfigInfo {
   bool split_k = false;   // can run split-K (compiled with fp32 partial output as well)
   bool swap_ab = false;   // computes C^T = op(B) A^T (decode-sized M); cannot run the extension points
   bool skinny = false;    // a decode kernel (no clusters, one CTA per tile; weight [N, K] only)
+  bool fp8 = false;       // an e4m3-input config (compiled for e4m3 only; the others for bf16 / fp16 only)
 };
 const std::vector<GemmConfigInfo>& gemm_configs();
 // Whether this build has the config's kernel for (dtype, layout) (the skinny configs: WeightLayout::kNK only).
@@ -80,9 +83,16 @@ struct GemmSelection {
 struct GemmDesc {
   int64_t n = 0;
   int64_t k = 0;
-  DType dtype = DType::kBF16;
+  DType dtype = DType::kBF16;  // A and B (and, for bf16 / fp16, bias and C)
   WeightLayout layout = WeightLayout::kNK;
+  // FP8 (dtype kE4M3) only: the type of C and bias (bf16 or fp16) and how A and B are scaled
+  // (kPerTensor or kPerRowCol). bf16 / fp16 inputs write C in their own type and take no scales
+  // (scale must stay kNone; out_dtype is not read).
+  DType out_dtype = DType::kBF16;
+  ScaleKind scale = ScaleKind::kNone;
 };
+// The type of C and bias for a desc: out_dtype for FP8 inputs, else dtype.
+inline DType gemm_out_dtype(const GemmDesc& desc) { return desc.dtype == DType::kE4M3 ? desc.out_dtype : desc.dtype; }
 
 struct GemmOptions {
   std::string config;          // config name; "" = knob FLUX_GEMM_CONFIG ("auto" = heuristic)
@@ -105,6 +115,12 @@ struct GemmOptions {
   // "none" = no cache. Entries for this (dtype, layout, N, K, SMs, M bucket) override the heuristic; a
   // cache for another GPU or build is ignored with a one-line warning.
   std::string tune_cache;
+  // FP8 plans: how many K = 32 MMAs the tensor cores accumulate in their own partial sums before the kernel
+  // adds them into the fp32 accumulators (CUTLASS's promotion interval): a multiple of 4 (one 128-deep
+  // k-tile), 4..64; 0 = knob FLUX_GEMM_FP8_PROMOTION (default 16: every 512 of K). Larger is faster (fewer
+  // pipeline drains) and in principle less accurate (measured on the H200, 18 suite shapes, K 6144..24576,
+  // bf16 out: max relative error 1.72e-3 at 4, 1.74e-3 at 16, cuBLASLt 1.72e-3; speed +30% from 4 to 16).
+  int32_t fp8_promotion = 0;
 };
 
 // (b) wait-before-load.
@@ -142,6 +158,11 @@ struct GemmArgs {
   const void* b = nullptr;     // [n, k] (kNK) or [k, n] (kKN)
   const void* bias = nullptr;  // [n] or nullptr: added once to every row
   void* c = nullptr;           // [m, n]
+  // FP8 scales (fp32, device memory; required for e4m3, null otherwise): per tensor one value each;
+  // per row / column scale_a [m] and scale_b [n], 16-byte aligned. Read on the device at every run (so
+  // a CUDA-graph replay uses the current values).
+  const float* scale_a = nullptr;
+  const float* scale_b = nullptr;
   GemmWait wait;
   GemmPublish publish;
   // This call's tile order instead of GemmOptions::order (its raster / swizzle, when auto, still come
@@ -159,6 +180,12 @@ struct GemmArgs {
   // no buffer yet runs unsplit instead, see GemmPlan::run).
   void* workspace = nullptr;
   int64_t workspace_bytes = 0;
+  // Decide once: this call's selection, as GemmPlan::select(m) returned it. A fused op selects once per
+  // call and passes the same description to the GEMM and to its side kernels (which read its tile grid),
+  // so the two can never disagree. Null: run() calls select(m) itself. Checked (InvalidArgument, nothing
+  // launched): a config this plan has a kernel for, its tile grid for this M and N, a split it can run,
+  // a resolved raster and swizzle, and no swap-AB config on a plan that does not allow one.
+  const GemmSelection* selection = nullptr;
 };
 
 class GemmPlan {
@@ -200,16 +227,21 @@ class GemmPlan {
 void validate_gemm_desc(const GemmDesc& desc);
 void validate_gemm_args(const GemmDesc& desc, const GemmArgs& args);
 void validate_tile_order_spec(const TileOrderSpec& spec);
+// A selection given through GemmArgs::selection, against the problem: the config is one of gemm_configs()
+// (its tiles as listed), tiles_m / tiles_n are its grid for M and desc.n, splits is 1 or a split-K the
+// config can run on desc.k, raster and swizzle are resolved.
+void validate_gemm_selection(const GemmDesc& desc, int64_t m, const GemmSelection& selection);
 // Resolve a spec against a problem and a config (raster / swizzle must already be resolved).
 TileOrderMap make_tile_order_map(int64_t m, int64_t n, const GemmConfigInfo& config, const TileOrderSpec& spec);
 
 // The config heuristic: pure function of the shape and the device limits (no GPU needed).
 // `max_active_clusters[i]` is how many clusters of config i fit on the device at once (0: use
 // sm_count / cluster size; negative: config i has no kernel for the plan, not a candidate). `split_k`: 0 = choose (1 .. kMaxSplitK), 1 = never split, S > 1 = S.
-// `allow_swap_ab`: whether swap-AB configs are candidates.
+// `allow_swap_ab`: whether swap-AB configs are candidates. `dtype`: the input type; the candidates are
+// the configs for it (GemmConfigInfo::fp8 for e4m3, the others for bf16 / fp16).
 GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLimits& limits,
                                  const std::vector<int>& max_active_clusters = {}, int32_t split_k = 0,
-                                 bool allow_swap_ab = true);
+                                 bool allow_swap_ab = true, DType dtype = DType::kBF16);
 
 // Split-K limits: at most this many slices, each at least kMinSplitKDepth deep (K / S), and at most two
 // waves of work items (so the workspace is bounded by split_k_workspace_bound()).

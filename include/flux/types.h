@@ -7,10 +7,16 @@
 
 namespace flux {
 
-// Element types. The GEMM core and the fused ops take bf16 or fp16 in and out today (fp32
-// accumulation); kE4M3 (FP8) and kFP32 exist so that a kernel key (src/gemm/kernel_key.h) can say what a
-// kernel is, and every API that does not support a type refuses it by name.
+// Element types. The GEMM core takes bf16 or fp16 in and out, or e4m3 (FP8) in with bf16 / fp16 out and
+// scales (GemmDesc::out_dtype, GemmDesc::scale); fp32 accumulation. The fused ops take bf16 or fp16.
+// kFP32 exists so that a kernel key (src/gemm/kernel_key.h) can say what a kernel is (split-K partials,
+// the accumulator); every API that does not support a type refuses it by name.
 enum class DType : int32_t { kBF16 = 0, kFP16 = 1, kE4M3 = 2, kFP32 = 3 };
+
+// How FP8 inputs are scaled: C = (sum_k A[m, k] B[n, k]) * sa * sb (+ bias) with one fp32 scale per
+// tensor (kPerTensor: sa = scale_a[0], sb = scale_b[0]), or one per row of A and per column of B
+// (kPerRowCol: sa = scale_a[m], sb = scale_b[n]). kNone for bf16 / fp16 inputs.
+enum class ScaleKind : int32_t { kNone = 0, kPerTensor = 1, kPerRowCol = 2 };
 
 // Layout of the weight B. kNK is torch.nn.Linear's [out, in] = [N, K] row-major (C = A B^T);
 // kKN is [K, N] row-major (C = A B).
@@ -32,9 +38,11 @@ constexpr size_t dtype_size(DType dtype) {
 
 const char* to_string(DType dtype);
 const char* to_string(WeightLayout layout);
-// Parse "bf16" / "fp16" (the input types the library runs today) and "nk" / "kn"; throw InvalidArgument
-// naming the accepted values otherwise.
+const char* to_string(ScaleKind scale);  // "none", "per-tensor", "per-row-col"
+// Parse "bf16" / "fp16" / "e4m3" (alias "fp8"): the input types the library runs; "nk" / "kn";
+// "none" / "per-tensor" / "per-row-col". Throw InvalidArgument naming the accepted values otherwise.
 DType parse_dtype(const std::string& text);
 WeightLayout parse_weight_layout(const std::string& text);
+ScaleKind parse_scale_kind(const std::string& text);
 
 }  // namespace flux

@@ -76,7 +76,9 @@ CublasGemm::CublasGemm(const GemmDesc& desc, int64_t m, bool with_bias, int max_
   p.desc = desc;
   p.m = m;
   p.with_bias = with_bias;
-  const cudaDataType_t t = cuda_type(desc.dtype);
+  const cudaDataType_t t = cuda_type(desc.dtype);            // A, B
+  const cudaDataType_t t_out = cuda_type(gemm_out_dtype(desc));  // C, D, bias
+  const bool fp8 = desc.dtype == DType::kE4M3;
   const int64_t n = desc.n, k = desc.k;
   const bool nk = desc.layout == WeightLayout::kNK;
   p.ldb = ldb > 0 ? ldb : (nk ? k : n);
@@ -99,12 +101,28 @@ CublasGemm::CublasGemm(const GemmDesc& desc, int64_t m, bool with_bias, int max_
   if (with_bias) {
     cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
     FLUX_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));
-    FLUX_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &t, sizeof(t)));
+    FLUX_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &t_out, sizeof(t_out)));
+  }
+  if (fp8 && desc.scale == ScaleKind::kPerRowCol) {
+    // One fp32 scale per row of cuBLAS's A (our B's rows, N) and per column of its B (our A's rows, M):
+    // cuBLASLt's outer-vector scaling. Where this cuBLASLt has no such kernel the heuristic returns none
+    // and the constructor says so (Unsupported).
+    const int32_t mode = CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
+    FLUX_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &mode, sizeof(mode)));
+    FLUX_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &mode, sizeof(mode)));
+  }
+  if (fp8) {
+    // The scale pointers are part of the descriptor; the heuristic wants them set (run() sets the real ones).
+    const void* placeholder = p.workspace;
+    FLUX_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &placeholder,
+                                                     sizeof(placeholder)));
+    FLUX_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &placeholder,
+                                                     sizeof(placeholder)));
   }
   // cuBLAS "A" is our B, cuBLAS "B" is our A.
   FLUX_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.layout_b, t, nk ? k : n, nk ? n : k, p.ldb));
   FLUX_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.layout_a, t, k, m, k));
-  FLUX_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.layout_c, t, n, m, p.ldc));
+  FLUX_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.layout_c, t_out, n, m, p.ldc));
 
   cublasLtMatmulPreference_t pref = nullptr;
   FLUX_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
@@ -122,7 +140,11 @@ CublasGemm::CublasGemm(const GemmDesc& desc, int64_t m, bool with_bias, int max_
   for (int i = 0; i < returned; ++i) {
     if (results[i].state == CUBLAS_STATUS_SUCCESS) p.algos.push_back(results[i]);
   }
-  p.has_gemm_ex = !with_bias;
+  p.has_gemm_ex = !with_bias && !fp8;  // cublasGemmEx takes no FP8 scales
+  if (fp8 && p.algos.empty()) {
+    throw Unsupported(detail::cat("flux cublas gemm: cuBLASLt has no FP8 algorithm for m=", m, " n=", n, " k=", k,
+                                  " e4m3 -> ", to_string(desc.out_dtype), " scale ", to_string(desc.scale)));
+  }
   FLUX_CHECK_ARG(p.has_gemm_ex || !p.algos.empty(), "flux cublas gemm: cuBLASLt has no algorithm for m=", m, " n=", n,
                  " k=", k, " ", to_string(desc.dtype), " layout ", to_string(desc.layout));
 }
@@ -194,6 +216,14 @@ void CublasGemm::run_candidate(int index, const GemmArgs& args, cudaStream_t str
   if (p.with_bias) {
     const void* bias = args.bias;
     FLUX_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
+  }
+  if (p.desc.dtype == DType::kE4M3) {
+    FLUX_CHECK_ARG(args.scale_a != nullptr && args.scale_b != nullptr, "flux cublas gemm: e4m3 needs scale_a and scale_b");
+    // cuBLAS's A is our B (scale_b), its B our A (scale_a).
+    const void* sa = args.scale_b;
+    const void* sb = args.scale_a;
+    FLUX_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof(sa)));
+    FLUX_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof(sb)));
   }
   FLUX_CUBLAS_CHECK(cublasLtMatmul(p.lt, p.op, &alpha, args.b, p.layout_b, args.a, p.layout_a, &beta, args.c,
                                    p.layout_c, args.c, p.layout_c, &algo.algo, p.workspace, kWorkspaceBytes, stream));

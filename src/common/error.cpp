@@ -59,7 +59,27 @@ const char* to_string(WeightLayout layout) { return layout == WeightLayout::kNK 
 DType parse_dtype(const std::string& text) {
   if (text == "bf16") return DType::kBF16;
   if (text == "fp16") return DType::kFP16;
-  throw InvalidArgument(detail::cat("flux: unknown dtype '", text, "' (expected bf16 or fp16)"));
+  if (text == "e4m3" || text == "fp8") return DType::kE4M3;
+  throw InvalidArgument(detail::cat("flux: unknown dtype '", text, "' (expected bf16, fp16 or e4m3 (alias fp8))"));
+}
+
+const char* to_string(ScaleKind scale) {
+  switch (scale) {
+    case ScaleKind::kNone:
+      return "none";
+    case ScaleKind::kPerTensor:
+      return "per-tensor";
+    case ScaleKind::kPerRowCol:
+      return "per-row-col";
+  }
+  return "unknown-scale";
+}
+
+ScaleKind parse_scale_kind(const std::string& text) {
+  if (text == "none") return ScaleKind::kNone;
+  if (text == "per-tensor") return ScaleKind::kPerTensor;
+  if (text == "per-row-col") return ScaleKind::kPerRowCol;
+  throw InvalidArgument(detail::cat("flux: unknown scale kind '", text, "' (expected none, per-tensor or per-row-col)"));
 }
 
 WeightLayout parse_weight_layout(const std::string& text) {

@@ -20,6 +20,9 @@ const std::vector<Knob>& all() {
       {"FLUX_GEMM_SPLIT_K", "0",
        "split-K factor of the GEMM core: 0 = the heuristic decides, 1 = never split, 2..16 = always that many slices "
        "of K (K / S must be a multiple of 8; split-capable configs only)"},
+      {"FLUX_GEMM_FP8_PROMOTION", "16",
+       "FP8 GEMMs: how many K=32 tensor-core MMAs accumulate in the tensor cores' partial sums before they are "
+       "added into the fp32 accumulators (a multiple of 4, 4..64; 16 = every 512 of K)"},
       {"FLUX_GEMM_SWIZZLE", "0", "band width of the GEMM core's tile order in cluster units (1, 2, 4, 8, 16); 0 = auto"},
       {"FLUX_TUNE_CACHE", "",
        "a tuning cache written by flux-bench tune: its measured config / raster / swizzle per (dtype, layout, N, K, "

@@ -69,10 +69,25 @@ void validate_gemm_desc(const GemmDesc& desc) {
   FLUX_CHECK_ARG(desc.k % 8 == 0, "flux gemm: K = ", desc.k,
                  " is not a multiple of 8: rows of A (and of B as [N, K]) must be 16 bytes aligned for TMA "
                  "(K multiple of 8 for bf16/fp16)");
-  FLUX_CHECK_ARG(desc.dtype == DType::kBF16 || desc.dtype == DType::kFP16, "flux gemm: dtype ",
-                 to_string(desc.dtype), " is not supported (expected bf16 or fp16)");
+  FLUX_CHECK_ARG(desc.dtype == DType::kBF16 || desc.dtype == DType::kFP16 || desc.dtype == DType::kE4M3,
+                 "flux gemm: dtype ", to_string(desc.dtype), " is not supported (expected bf16, fp16 or e4m3)");
   FLUX_CHECK_ARG(desc.layout == WeightLayout::kNK || desc.layout == WeightLayout::kKN, "flux gemm: weight layout ",
                  static_cast<int>(desc.layout), " is not supported (expected nk or kn)");
+  if (desc.dtype != DType::kE4M3) {
+    FLUX_CHECK_ARG(desc.scale == ScaleKind::kNone, "flux gemm: scale ", to_string(desc.scale), " with dtype ",
+                   to_string(desc.dtype), " (scales are for e4m3 inputs; expected scale none)");
+    return;
+  }
+  FLUX_CHECK_ARG(desc.scale == ScaleKind::kPerTensor || desc.scale == ScaleKind::kPerRowCol,
+                 "flux gemm: e4m3 inputs need scales (GemmDesc::scale per-tensor or per-row-col; got ",
+                 to_string(desc.scale), ")");
+  FLUX_CHECK_ARG(desc.out_dtype == DType::kBF16 || desc.out_dtype == DType::kFP16, "flux gemm: e4m3 output dtype ",
+                 to_string(desc.out_dtype), " (expected GemmDesc::out_dtype bf16 or fp16)");
+  FLUX_CHECK_ARG(desc.layout == WeightLayout::kNK,
+                 "flux gemm: e4m3 needs the weight as [N, K] (layout nk): Hopper's FP8 tensor-core MMA reads both "
+                 "operands K-major, so a [K, N] weight would need a transposed copy (transpose it once, at load)");
+  FLUX_CHECK_ARG(desc.k % 16 == 0, "flux gemm: K = ", desc.k,
+                 " is not a multiple of 16: rows of A and B must be 16 bytes aligned for TMA (K multiple of 16 for e4m3)");
 }
 
 void validate_tile_order_spec(const TileOrderSpec& spec) {
@@ -99,12 +114,30 @@ void validate_gemm_args(const GemmDesc& desc, const GemmArgs& args) {
   FLUX_CHECK_ARG(aligned16(args.c), "flux gemm: C = ", args.c, " is not 16-byte aligned (TMA needs 16-byte aligned bases)");
   FLUX_CHECK_ARG(args.bias == nullptr || aligned16(args.bias), "flux gemm: bias = ", args.bias,
                  " is not 16-byte aligned (expected 16-byte aligned, or nullptr for no bias)");
-  const int64_t es = static_cast<int64_t>(dtype_size(desc.dtype));
-  const int64_t c_bytes = args.m * desc.n * es;
+  const int64_t es = static_cast<int64_t>(dtype_size(desc.dtype));                  // A, B
+  const int64_t out_es = static_cast<int64_t>(dtype_size(gemm_out_dtype(desc)));   // C, bias
+  const int64_t c_bytes = args.m * desc.n * out_es;
   FLUX_CHECK_ARG(!overlaps(args.c, c_bytes, args.a, args.m * desc.k * es), "flux gemm: C overlaps A (expected disjoint buffers)");
   FLUX_CHECK_ARG(!overlaps(args.c, c_bytes, args.b, desc.n * desc.k * es), "flux gemm: C overlaps B (expected disjoint buffers)");
   if (args.bias) {
-    FLUX_CHECK_ARG(!overlaps(args.c, c_bytes, args.bias, desc.n * es), "flux gemm: C overlaps bias (expected disjoint buffers)");
+    FLUX_CHECK_ARG(!overlaps(args.c, c_bytes, args.bias, desc.n * out_es), "flux gemm: C overlaps bias (expected disjoint buffers)");
+  }
+  if (desc.dtype != DType::kE4M3) {
+    FLUX_CHECK_ARG(args.scale_a == nullptr && args.scale_b == nullptr, "flux gemm: scale_a / scale_b given for ",
+                   to_string(desc.dtype), " inputs (scales are for e4m3; expected nullptr)");
+  } else {
+    const bool vectors = desc.scale == ScaleKind::kPerRowCol;
+    FLUX_CHECK_ARG(args.scale_a != nullptr && args.scale_b != nullptr, "flux gemm: e4m3 needs scale_a and scale_b (",
+                   vectors ? "fp32 [M] and [N]" : "one fp32 each", ", device memory; got scale_a=", args.scale_a,
+                   " scale_b=", args.scale_b, ")");
+    const uintptr_t align = vectors ? 15u : 3u;
+    FLUX_CHECK_ARG((reinterpret_cast<uintptr_t>(args.scale_a) & align) == 0 &&
+                       (reinterpret_cast<uintptr_t>(args.scale_b) & align) == 0,
+                   "flux gemm: scale_a ", args.scale_a, " / scale_b ", args.scale_b, " are not ", align + 1,
+                   "-byte aligned (expected ", vectors ? "16-byte aligned fp32 vectors" : "4-byte aligned fp32 values", ")");
+    FLUX_CHECK_ARG(!overlaps(args.c, c_bytes, args.scale_a, (vectors ? args.m : 1) * 4) &&
+                       !overlaps(args.c, c_bytes, args.scale_b, (vectors ? desc.n : 1) * 4),
+                   "flux gemm: C overlaps scale_a or scale_b (expected disjoint buffers)");
   }
   FLUX_CHECK_ARG((reinterpret_cast<uintptr_t>(args.wait.flags) & 3u) == 0, "flux gemm: wait flags ", args.wait.flags,
                  " are not 4-byte aligned (expected uint32_t flags)");
@@ -136,6 +169,31 @@ void validate_gemm_args(const GemmDesc& desc, const GemmArgs& args) {
   }
 }
 
+void validate_gemm_selection(const GemmDesc& desc, int64_t m, const GemmSelection& sel) {
+  const std::vector<GemmConfigInfo>& configs = gemm_configs();
+  const int id = sel.config.id;
+  FLUX_CHECK_ARG(id >= 0 && id < static_cast<int>(configs.size()), "flux gemm: selection config id ", id,
+                 " (expected 0..", configs.size() - 1, ": a GemmSelection from GemmPlan::select)");
+  const GemmConfigInfo& c = configs[id];
+  FLUX_CHECK_ARG(sel.config.tile_m == c.tile_m && sel.config.tile_n == c.tile_n && sel.config.tile_k == c.tile_k &&
+                     sel.config.cluster_m == c.cluster_m && sel.config.cluster_n == c.cluster_n &&
+                     sel.config.swap_ab == c.swap_ab && sel.config.skinny == c.skinny,
+                 "flux gemm: selection config ", id, " has tiles ", sel.config.tile_m, "x", sel.config.tile_n, "x",
+                 sel.config.tile_k, " cluster ", sel.config.cluster_m, "x", sel.config.cluster_n, " (expected ", c.name,
+                 "'s: a GemmSelection from GemmPlan::select, unmodified)");
+  const int64_t tiles_m = (m + c.tile_m - 1) / c.tile_m, tiles_n = (desc.n + c.tile_n - 1) / c.tile_n;
+  FLUX_CHECK_ARG(sel.tiles_m == tiles_m && sel.tiles_n == tiles_n, "flux gemm: selection has a ", sel.tiles_m, " x ",
+                 sel.tiles_n, " tile grid (expected ", tiles_m, " x ", tiles_n, " for ", c.name, " at M = ", m,
+                 ", N = ", desc.n, ": select(M) of the M this call runs)");
+  FLUX_CHECK_ARG(sel.splits == 1 || (c.split_k && sel.splits >= 2 && sel.splits <= kMaxSplitK &&
+                                     split_k_divides(desc.k, sel.splits)),
+                 "flux gemm: selection splits K = ", desc.k, " into ", sel.splits, " (expected 1, or for a split-K config 2..",
+                 kMaxSplitK, " dividing K into multiples of 8; ", c.name, c.split_k ? " can" : " cannot", " split)");
+  FLUX_CHECK_ARG((sel.raster == Raster::kRowMajor || sel.raster == Raster::kColMajor) && is_valid_swizzle(sel.swizzle),
+                 "flux gemm: selection raster ", static_cast<int>(sel.raster), " swizzle ", sel.swizzle,
+                 " (expected a resolved raster, row or col, and swizzle 1, 2, 4, 8 or 16)");
+}
+
 TileOrderMap make_tile_order_map(int64_t m, int64_t n, const GemmConfigInfo& config, const TileOrderSpec& spec) {
   validate_tile_order_spec(spec);
   FLUX_CHECK_ARG(spec.raster != Raster::kAuto && spec.swizzle != 0,
@@ -158,6 +216,7 @@ struct GemmPlan::Impl {
   int32_t swizzle = 0;                    // option, else knob
   uint64_t timeout_ns = 0;
   uint32_t chaos_seed = 0;                // knob FLUX_CHAOS_SEED
+  int32_t fp8_promotion = 16;             // option, else knob FLUX_GEMM_FP8_PROMOTION
   std::string tune_path;                  // GemmOptions::tune_cache / knob FLUX_TUNE_CACHE ("" = none)
   gemm::TuneCache tune;
   DeviceStatus* status = nullptr;         // device memory, one record
@@ -204,6 +263,12 @@ GemmPlan::GemmPlan(const GemmDesc& desc, const GemmOptions& options) : impl_(std
 
   p.chaos_seed = static_cast<uint32_t>(knobs::get_int("FLUX_CHAOS_SEED"));
   {
+    const int64_t interval = options.fp8_promotion != 0 ? options.fp8_promotion : knobs::get_int("FLUX_GEMM_FP8_PROMOTION");
+    FLUX_CHECK_ARG(interval >= 4 && interval <= 64 && interval % 4 == 0, "flux gemm: FP8 promotion interval ", interval,
+                   " (GemmOptions::fp8_promotion / FLUX_GEMM_FP8_PROMOTION; expected a multiple of 4 in 4..64)");
+    p.fp8_promotion = static_cast<int32_t>(interval);
+  }
+  {
     int64_t sk = options.split_k != 0 ? options.split_k : knobs::get_int("FLUX_GEMM_SPLIT_K");
     FLUX_CHECK_ARG(sk >= 0 && sk <= kMaxSplitK, "flux gemm: split-K ", sk,
                    " (GemmOptions::split_k / FLUX_GEMM_SPLIT_K; expected 0 = auto, 1 = off, or 2..", kMaxSplitK, ")");
@@ -248,8 +313,9 @@ GemmPlan::GemmPlan(const GemmDesc& desc, const GemmOptions& options) : impl_(std
       p.max_active_clusters_partial.push_back(-1);
       continue;
     }
-    gemm::KernelInfo info = gemm::prepare_kernel(desc.dtype, desc.layout, static_cast<gemm::ConfigId>(c.id),
-                                                 gemm::GemmOutput::kFinal, p.limits.device);
+    gemm::KernelInfo info =
+        gemm::prepare_kernel(gemm::kernel_key(desc, static_cast<gemm::ConfigId>(c.id), gemm::GemmOutput::kFinal),
+                             p.limits.device);
     FLUX_CHECK(info.smem_bytes <= p.limits.smem_per_block_optin, "config ", c.name, " needs ", info.smem_bytes,
                " bytes of shared memory; the device allows ", p.limits.smem_per_block_optin);
     FLUX_CHECK(info.max_active_clusters > 0, "config ", c.name, " cannot be resident on device ", p.limits.device);
@@ -264,8 +330,8 @@ GemmPlan::GemmPlan(const GemmDesc& desc, const GemmOptions& options) : impl_(std
     p.max_active_clusters.push_back(clusters);
     int partial_clusters = 0;
     if (c.split_k) {
-      gemm::KernelInfo part = gemm::prepare_kernel(desc.dtype, desc.layout, static_cast<gemm::ConfigId>(c.id),
-                                                   gemm::GemmOutput::kPartial, p.limits.device);
+      gemm::KernelInfo part = gemm::prepare_kernel(
+          gemm::kernel_key(desc, static_cast<gemm::ConfigId>(c.id), gemm::GemmOutput::kPartial), p.limits.device);
       FLUX_CHECK(part.max_active_clusters > 0, "config ", c.name, " (split-K) cannot be resident on device ", p.limits.device);
       partial_clusters = part.max_active_clusters;
       if (options.max_sms > 0) partial_clusters = std::min(partial_clusters, options.max_sms / (c.cluster_m * c.cluster_n));
@@ -295,7 +361,7 @@ std::string GemmPlan::resolved_options() const {
   return detail::cat("config=", p.forced_config >= 0 ? gemm_configs()[p.forced_config].name : "auto", " raster=",
                      p.raster == Raster::kAuto ? "auto" : (p.raster == Raster::kRowMajor ? "row" : "col"),
                      " swizzle=", p.swizzle, " max_sms=", p.options.max_sms, " wait_timeout_ns=", p.timeout_ns,
-                     " chaos_seed=", p.chaos_seed, " split_k=", p.split_k, " swap_ab=", p.options.allow_swap_ab ? 1 : 0,
+                     " chaos_seed=", p.chaos_seed, " split_k=", p.split_k, " fp8_promotion=", p.fp8_promotion, " swap_ab=", p.options.allow_swap_ab ? 1 : 0,
                      " tune_cache=", p.tune.size() ? p.tune.digest() : std::string("none"));
 }
 const DeviceLimits& GemmPlan::device_limits() const { return impl_->limits; }
@@ -321,7 +387,7 @@ GemmSelection GemmPlan::select(int64_t m) const {
 GemmSelection GemmPlan::Impl::select_uncached(int64_t m) const {
   const Impl& p = *this;
   GemmSelection sel = select_gemm_config(m, p.desc.n, p.desc.k, p.limits, p.max_active_clusters, p.split_k,
-                                         p.options.allow_swap_ab);
+                                         p.options.allow_swap_ab, p.desc.dtype);
   if (p.forced_config < 0 && p.split_k == 0 && p.tune.size() > 0) {
     gemm::TuneKey key{p.desc.dtype, p.desc.layout, p.desc.n, p.desc.k,
                       p.options.max_sms > 0 ? p.options.max_sms : p.limits.sm_count, gemm::TuneCache::m_bucket(m)};
@@ -364,7 +430,18 @@ void GemmPlan::run(const GemmArgs& args, cudaStream_t stream) const {
   FLUX_CHECK_ARG(current == p.limits.device, "flux gemm: run() on device ", current, " but the plan was built for device ",
                  p.limits.device, " (expected the plan's device to be current)");
 
-  GemmSelection sel = select(args.m);
+  GemmSelection sel;
+  if (args.selection != nullptr) {
+    validate_gemm_selection(p.desc, args.m, *args.selection);
+    const GemmConfigInfo& c = gemm_configs()[args.selection->config.id];
+    FLUX_CHECK_ARG(p.max_active_clusters[c.id] >= 0, "flux gemm: selection config ", c.name, " has no kernel for ",
+                   to_string(p.desc.dtype), " with weight layout ", to_string(p.desc.layout), " (expected select(M) of this plan)");
+    FLUX_CHECK_ARG(!c.swap_ab || p.options.allow_swap_ab, "flux gemm: selection config ", c.name,
+                   " is swap-AB but the plan was built with allow_swap_ab = false");
+    sel = *args.selection;
+  } else {
+    sel = select(args.m);
+  }
   TileOrderSpec spec = args.order ? *args.order : p.options.order;
   if (args.order) validate_tile_order_spec(spec);
   spec.raster = spec.raster != Raster::kAuto ? spec.raster : sel.raster;
@@ -443,6 +520,10 @@ void GemmPlan::run(const GemmArgs& args, cudaStream_t stream) const {
   launch.b = args.b;
   launch.bias = args.bias;
   launch.c = args.c;
+  launch.scale_a = args.scale_a;
+  launch.scale_b = args.scale_b;
+  launch.scale_vectors = p.desc.scale == ScaleKind::kPerRowCol;
+  launch.fp8_promotion = p.fp8_promotion;
   launch.splits = sel.splits;
   launch.workspace = workspace;
   if (sel.config.swap_ab) {
@@ -486,7 +567,7 @@ void GemmPlan::run(const GemmArgs& args, cudaStream_t stream) const {
       items, split ? p.max_active_clusters_partial[sel.config.id] : p.max_active_clusters[sel.config.id]));
   launch.programmatic = args.after_resident_helper;
   if (!split) {
-    gemm::launch_kernel(p.desc.dtype, p.desc.layout, static_cast<gemm::ConfigId>(sel.config.id), gemm::GemmOutput::kFinal,
+    gemm::launch_kernel(gemm::kernel_key(p.desc, static_cast<gemm::ConfigId>(sel.config.id), gemm::GemmOutput::kFinal),
                         launch, stream);
     return;
   }
@@ -506,7 +587,7 @@ void GemmPlan::run(const GemmArgs& args, cudaStream_t stream) const {
   reduce.publish = launch.publish;
   launch.publish = gemm::kernel::PublishHookParams{};
   launch.bias = nullptr;
-  gemm::launch_kernel(p.desc.dtype, p.desc.layout, static_cast<gemm::ConfigId>(sel.config.id), gemm::GemmOutput::kPartial,
+  gemm::launch_kernel(gemm::kernel_key(p.desc, static_cast<gemm::ConfigId>(sel.config.id), gemm::GemmOutput::kPartial),
                       launch, stream);
   gemm::launch_split_k_reduce(reduce, stream);
 }

@@ -32,6 +32,7 @@ const std::vector<GemmConfigInfo>& gemm_configs() {
       info.split_k = s.split_k;
       info.swap_ab = s.swap_ab;
       info.skinny = s.skinny;
+      info.fp8 = s.fp8;
       out.push_back(info);
     }
     return out;
@@ -54,7 +55,13 @@ namespace {
 //                                  where 64-row tiles waste fewer rows, M <= 64)
 //   64x128x64_pingpong_swapab 1.00 not yet measured (added after the sweep; a first estimate)
 //   the skinny configs      (not used: their item time is a term of its own in predict())
-constexpr double kRelativeRate[gemm::kNumConfigs] = {1.00, 1.04, 1.00, 1.00, 1.00, 1.00, 1.00};
+//   the e4m3 configs        2.00 for 128x128x128 cooperative (the tensor cores' FP8 rate is twice the
+//                                  16-bit one: 1979 vs 989 dense TFLOP/s on the H200); 1.20 for 64x128x128
+//                                  ping-pong: on an FP8 sweep of three suite shapes (1024x12288x12288,
+//                                  4096x24576x12288, 8192x6144x12288; H200, 2026-12-02, promotion every 4
+//                                  MMAs) its best variant ran at 0.43-0.51 of cuBLASLt FP8 where the
+//                                  cooperative ones ran at 0.74-0.78 (64-row tiles: half the reuse of B)
+constexpr double kRelativeRate[gemm::kNumConfigs] = {1.00, 1.04, 1.00, 1.00, 1.00, 1.00, 1.00, 2.00, 2.00, 1.20};
 
 // The time model (microseconds), for a config and a split factor S:
 //   work items  = units x S (a unit is one cluster's tiles; each item runs K / S)
@@ -137,7 +144,7 @@ Prediction predict(const GemmConfigInfo& c, int64_t m, int64_t n, int64_t k, int
   p.units = units_of(c, m, n);
   p.concurrent = std::max<int64_t>(concurrent, 1);
   p.waves = ceil_div(p.units * splits, p.concurrent);
-  const double es = 2.0;  // bf16 / fp16
+  const double es = c.fp8 ? 1.0 : 2.0;  // bytes of an element of A and B (C: 2, bf16 / fp16)
   double compute_us = 0.0;
   if (c.skinny) {
     const double in_flight = double(gemm::kSkinnyStages - 1) * c.tile_n * c.tile_k * es;  // bytes of B per CTA
@@ -152,10 +159,10 @@ Prediction predict(const GemmConfigInfo& c, int64_t m, int64_t n, int64_t k, int
     const double item_us = ksteps * std::max(mma_us, load_us) + (c.pingpong ? 0.0 : kCoopEpilogueUs);
     compute_us = kFillUs + double(p.waves) * item_us;
   }
-  double bytes = (double(m) * k + double(n) * k + double(m) * n) * es;
+  double bytes = (double(m) * k + double(n) * k) * es + double(m) * n * 2.0;
   if (splits > 1) bytes += double(splits) * m * n * 4.0;  // partials written
   p.us = std::max(compute_us, bytes / kHbmBytesPerUs);
-  if (splits > 1) p.us += kReduceFixedUs + (double(splits) * m * n * 4.0 + double(m) * n * es) / kHbmBytesPerUs;
+  if (splits > 1) p.us += kReduceFixedUs + (double(splits) * m * n * 4.0 + double(m) * n * 2.0) / kHbmBytesPerUs;
   return p;
 }
 
@@ -178,7 +185,8 @@ int64_t split_k_workspace_bound(const DeviceLimits& limits) {
 }
 
 GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLimits& limits,
-                                 const std::vector<int>& max_active_clusters, int32_t split_k, bool allow_swap_ab) {
+                                 const std::vector<int>& max_active_clusters, int32_t split_k, bool allow_swap_ab,
+                                 DType dtype) {
   FLUX_CHECK_ARG(m >= 1 && n >= 1 && k >= 1, "flux gemm: select_gemm_config needs m, n, k >= 1 (got m=", m,
                  " n=", n, " k=", k, ")");
   FLUX_CHECK_ARG(limits.sm_count > 0, "flux gemm: device limits have sm_count ", limits.sm_count,
@@ -192,7 +200,9 @@ GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLi
   int32_t best_splits = 1;
   Prediction best_p;
   double best_unsplit_us = 0.0;
+  const bool fp8 = dtype == DType::kE4M3;
   for (const GemmConfigInfo& c : configs) {
+    if (c.fp8 != fp8) continue;  // compiled for the other input types
     // Swap-AB is the decode config (M within one 64-row group); not a candidate elsewhere until measured.
     if (c.swap_ab && (!allow_swap_ab || m > kSwapAbMaxM)) continue;
     // The skinny configs are for M within one of their tiles (their purpose: decode; taller M re-streams B

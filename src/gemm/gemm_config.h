@@ -35,6 +35,16 @@
 //       registers and multiply with mma.sync; one CTA per tile and K slice. All three extension points
 //       work. Compiled for the K-major weight (WeightLayout::kNK) only; tile_k is the K a lane has in
 //       flight per loop (16 rows: 4 chunks of 32; 64 rows: 2, for registers).
+// FP8 (e4m3 A and B, bf16 / fp16 C, fp32 accumulation with CUTLASS's periodic promotion; ConfigShape::fp8):
+//   tiles 128 deep in K (128 bytes per row of a stage, the swizzle WGMMA reads fastest; CUTLASS's own
+//   FP8 configs), per output type: 128x128x128 cooperative, cluster 2x1 and 1x2 (large M), 64x128x128
+//   ping-pong c1x2 (small M). Each math warp group holds at most 64 x 128 fp32 accumulators: the promotion
+//   keeps a second set (the tensor cores' partial sums, added into the fp32 ones every few k-blocks), so a
+//   128 x 128 (ping-pong) or 64 x 256 (128x256 cooperative) share needs 2 x 128 registers per thread and
+//   spills (measured: 128x128x128 ping-pong spilled 1 KB per thread (ptxas -v) and ran at 0.22 of
+//   cuBLASLt FP8 on the 18 suite shapes, H200, 2026-12-02; 128x256x128 cooperative needs the same; the
+//   128x128x128 cooperative kernel does not spill). [N, K] weights only (FP8 WGMMA reads
+//   K-major operands), no split-K, swap-AB or skinny variants yet.
 #pragma once
 
 #include <cstdint>
@@ -50,8 +60,11 @@ enum class ConfigId : int32_t {
   k64x128x64PingpongSwapC1x2 = 4,
   k16x64x128Skinny = 5,
   k64x64x64Skinny = 6,
+  k128x128x128CoopC2x1E4m3 = 7,
+  k128x128x128CoopC1x2E4m3 = 8,
+  k64x128x128PingpongC1x2E4m3 = 9,
 };
-constexpr int kNumConfigs = 7;
+constexpr int kNumConfigs = 10;
 
 // Skinny configs: CTAs of one tile each, at most this many counted resident per SM (the split-K
 // candidates and split_k_workspace_bound() assume at most that many items per wave).
@@ -68,17 +81,21 @@ struct ConfigShape {
   bool split_k;  // also compiled with fp32 partial output (split-K, GemmOutput::kPartial)
   bool swap_ab;  // computes C^T = op(B) A^T: the kernel's M runs over N, its N over M (see below)
   bool skinny;   // a decode kernel of src/gemm/kernel/skinny_gemm.cuh (no clusters; kNK weights only)
+  bool fp8;      // compiled for e4m3 inputs only (and the 16-bit configs for bf16 / fp16 only)
 };
 
 // The single source of the config shapes: the kernels (ConfigTraits) and the host table read it.
 constexpr ConfigShape kConfigShapes[kNumConfigs] = {
-    {ConfigId::k128x256x64CoopC2x1, "128x256x64_coop_c2x1", 128, 256, 64, 2, 1, false, false, false, false},
-    {ConfigId::k128x128x64PingpongC1x2, "128x128x64_pingpong_c1x2", 128, 128, 64, 1, 2, true, true, false, false},
-    {ConfigId::k256x128x64CoopC1x2, "256x128x64_coop_c1x2", 256, 128, 64, 1, 2, false, false, false, false},
-    {ConfigId::k64x256x64PingpongC1x2, "64x256x64_pingpong_c1x2", 64, 256, 64, 1, 2, true, true, false, false},
-    {ConfigId::k64x128x64PingpongSwapC1x2, "64x128x64_pingpong_swapab_c1x2", 64, 128, 64, 1, 2, true, true, true, false},
-    {ConfigId::k16x64x128Skinny, "16x64x128_skinny_mma", 16, 64, 128, 1, 1, false, true, false, true},
-    {ConfigId::k64x64x64Skinny, "64x64x64_skinny_mma", 64, 64, 64, 1, 1, false, true, false, true},
+    {ConfigId::k128x256x64CoopC2x1, "128x256x64_coop_c2x1", 128, 256, 64, 2, 1, false, false, false, false, false},
+    {ConfigId::k128x128x64PingpongC1x2, "128x128x64_pingpong_c1x2", 128, 128, 64, 1, 2, true, true, false, false, false},
+    {ConfigId::k256x128x64CoopC1x2, "256x128x64_coop_c1x2", 256, 128, 64, 1, 2, false, false, false, false, false},
+    {ConfigId::k64x256x64PingpongC1x2, "64x256x64_pingpong_c1x2", 64, 256, 64, 1, 2, true, true, false, false, false},
+    {ConfigId::k64x128x64PingpongSwapC1x2, "64x128x64_pingpong_swapab_c1x2", 64, 128, 64, 1, 2, true, true, true, false, false},
+    {ConfigId::k16x64x128Skinny, "16x64x128_skinny_mma", 16, 64, 128, 1, 1, false, true, false, true, false},
+    {ConfigId::k64x64x64Skinny, "64x64x64_skinny_mma", 64, 64, 64, 1, 1, false, true, false, true, false},
+    {ConfigId::k128x128x128CoopC2x1E4m3, "128x128x128_coop_c2x1_e4m3", 128, 128, 128, 2, 1, false, false, false, false, true},
+    {ConfigId::k128x128x128CoopC1x2E4m3, "128x128x128_coop_c1x2_e4m3", 128, 128, 128, 1, 2, false, false, false, false, true},
+    {ConfigId::k64x128x128PingpongC1x2E4m3, "64x128x128_pingpong_c1x2_e4m3", 64, 128, 128, 1, 2, true, false, false, false, true},
 };
 
 constexpr const ConfigShape& config_shape(ConfigId id) { return kConfigShapes[static_cast<int>(id)]; }

@@ -34,7 +34,15 @@ const std::vector<Entry>& table() {
   Entry{core_kernel_key(DType::D, WeightLayout::L, ConfigId::C, GemmOutput::O),                          \
         &sm90_skinny_prepare<DType::D, WeightLayout::L, ConfigId::C, GemmOutput::O>,                     \
         &sm90_skinny_launch<DType::D, WeightLayout::L, ConfigId::C, GemmOutput::O>},
+#define FLUX_GEMM_FP8_KERNEL(OUT, L, C)                                                                  \
+  Entry{fp8_kernel_key(DType::OUT, ScaleKind::kPerTensor, WeightLayout::L, ConfigId::C),                 \
+        &sm90_fp8_gemm_prepare<DType::OUT, WeightLayout::L, ConfigId::C>,                               \
+        &sm90_fp8_gemm_launch<DType::OUT, WeightLayout::L, ConfigId::C>},                               \
+  Entry{fp8_kernel_key(DType::OUT, ScaleKind::kPerRowCol, WeightLayout::L, ConfigId::C),                 \
+        &sm90_fp8_gemm_prepare<DType::OUT, WeightLayout::L, ConfigId::C>,                               \
+        &sm90_fp8_gemm_launch<DType::OUT, WeightLayout::L, ConfigId::C>},
 #include "generated/gemm_kernel_manifest.inc"
+#undef FLUX_GEMM_FP8_KERNEL
 #undef FLUX_GEMM_SKINNY_KERNEL
 #undef FLUX_GEMM_KERNEL
   };
@@ -60,23 +68,11 @@ const Entry& lookup(const KernelKey& key) {
 
 }  // namespace
 
-const char* to_string(ScaleKind scale) {
-  switch (scale) {
-    case ScaleKind::kNone:
-      return "none";
-    case ScaleKind::kPerTensor:
-      return "per-tensor";
-    case ScaleKind::kPerRowCol:
-      return "per-row-col";
-  }
-  return "unknown-scale";
-}
-
 std::string to_string(const KernelKey& key) {
   const int c = static_cast<int>(key.config);
   const char* config = c >= 0 && c < kNumConfigs ? kConfigShapes[c].name : "unknown-config";
   return detail::cat("a=", flux::to_string(key.a), " b=", flux::to_string(key.b), " out=", flux::to_string(key.out),
-                     " acc=", flux::to_string(key.acc), " scale=", to_string(key.scale), " layout=",
+                     " acc=", flux::to_string(key.acc), " scale=", flux::to_string(key.scale), " layout=",
                      flux::to_string(key.layout), " config=", config, " output=",
                      key.output == GemmOutput::kPartial ? "partial" : "final");
 }
@@ -89,21 +85,26 @@ namespace flux {
 
 bool gemm_config_compiled(const GemmConfigInfo& config, DType dtype, WeightLayout layout) {
   if (config.id < 0 || config.id >= gemm::kNumConfigs) return false;
-  return gemm::has_kernel(
-      gemm::core_kernel_key(dtype, layout, static_cast<gemm::ConfigId>(config.id), gemm::GemmOutput::kFinal));
+  const auto id = static_cast<gemm::ConfigId>(config.id);
+  if (dtype == DType::kE4M3) {  // every FP8 kernel has both output types and both scale kinds
+    return gemm::has_kernel(gemm::fp8_kernel_key(DType::kBF16, ScaleKind::kPerTensor, layout, id));
+  }
+  return gemm::has_kernel(gemm::core_kernel_key(dtype, layout, id, gemm::GemmOutput::kFinal));
 }
 
 }  // namespace flux
 
 namespace flux::gemm {
 
-KernelInfo prepare_kernel(DType dtype, WeightLayout layout, ConfigId config, GemmOutput output, int device) {
-  return lookup(core_kernel_key(dtype, layout, config, output)).prepare(device);
+KernelKey kernel_key(const GemmDesc& desc, ConfigId config, GemmOutput output) {
+  if (desc.dtype == DType::kE4M3) return fp8_kernel_key(desc.out_dtype, desc.scale, desc.layout, config);
+  return core_kernel_key(desc.dtype, desc.layout, config, output);
 }
 
-void launch_kernel(DType dtype, WeightLayout layout, ConfigId config, GemmOutput output, const KernelLaunch& launch,
-                   cudaStream_t stream) {
-  lookup(core_kernel_key(dtype, layout, config, output)).launch(launch, stream);
+KernelInfo prepare_kernel(const KernelKey& key, int device) { return lookup(key).prepare(device); }
+
+void launch_kernel(const KernelKey& key, const KernelLaunch& launch, cudaStream_t stream) {
+  lookup(key).launch(launch, stream);
 }
 
 }  // namespace flux::gemm

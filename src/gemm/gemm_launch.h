@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "flux/gemm.h"
 #include "flux/tile_order.h"
 #include "flux/types.h"
 #include "src/gemm/gemm_config.h"
@@ -21,6 +22,10 @@ struct KernelLaunch {
   const void* b = nullptr;
   const void* bias = nullptr;
   void* c = nullptr;
+  const float* scale_a = nullptr;  // FP8: per-tensor scalars, or [m] / [n] when scale_vectors
+  const float* scale_b = nullptr;
+  bool scale_vectors = false;
+  int32_t fp8_promotion = 16;      // FP8: MMAs between promotions into the fp32 accumulators
   int32_t splits = 1;         // kPartial: K is cut into `splits` slices (K / splits a multiple of 8)
   float* workspace = nullptr;  // kPartial: [splits, m, n] fp32 partial products
   TileOrderMap order{};
@@ -54,10 +59,18 @@ KernelInfo sm90_skinny_prepare(int device);
 template <DType kDType, WeightLayout kLayout, ConfigId kConfig, GemmOutput kOutput>
 void sm90_skinny_launch(const KernelLaunch& launch, cudaStream_t stream);
 
+// The FP8 kernels (e4m3 A and B, C in kOut, scales in the epilogue; ConfigShape::fp8): the same contract.
+template <DType kOut, WeightLayout kLayout, ConfigId kConfig>
+KernelInfo sm90_fp8_gemm_prepare(int device);
+
+template <DType kOut, WeightLayout kLayout, ConfigId kConfig>
+void sm90_fp8_gemm_launch(const KernelLaunch& launch, cudaStream_t stream);
+
 // Runtime dispatch over the instantiations (gemm_dispatch.cpp, from the kernel manifest); a key with no
 // compiled kernel is an Unsupported error naming it (src/gemm/kernel_key.h), raised before any CUDA call.
-KernelInfo prepare_kernel(DType dtype, WeightLayout layout, ConfigId config, GemmOutput output, int device);
-void launch_kernel(DType dtype, WeightLayout layout, ConfigId config, GemmOutput output, const KernelLaunch& launch,
-                   cudaStream_t stream);
+// The key of a plan's kernel for a config (FP8 descs: fp8_kernel_key; the output kind is kFinal there).
+KernelKey kernel_key(const GemmDesc& desc, ConfigId config, GemmOutput output);
+KernelInfo prepare_kernel(const KernelKey& key, int device);
+void launch_kernel(const KernelKey& key, const KernelLaunch& launch, cudaStream_t stream);
 
 }  // namespace flux::gemm

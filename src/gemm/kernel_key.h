@@ -16,8 +16,8 @@ namespace flux::gemm {
 // What the epilogue writes: C in the output type (+ bias), or fp32 split-K partials to a workspace.
 enum class GemmOutput : int32_t { kFinal = 0, kPartial = 1 };
 
-// How the inputs are scaled (FP8): none, one scale per tensor, or per row of A x per column of B.
-enum class ScaleKind : int32_t { kNone = 0, kPerTensor = 1, kPerRowCol = 2 };
+// How the inputs are scaled (FP8): flux::ScaleKind (flux/types.h).
+using flux::ScaleKind;
 
 struct KernelKey {
   DType a = DType::kBF16;
@@ -35,6 +35,21 @@ struct KernelKey {
   }
 };
 
+// The key of the FP8 kernels: A and B in e4m3, C in `out` (bf16 / fp16), fp32 accumulation, scaled. One
+// compiled kernel serves both scale kinds (its scale loads broadcast a scalar or read a vector, chosen
+// per launch), listed under both keys.
+inline KernelKey fp8_kernel_key(DType out, ScaleKind scale, WeightLayout layout, ConfigId config) {
+  KernelKey key;
+  key.a = key.b = DType::kE4M3;
+  key.out = out;
+  key.acc = DType::kFP32;
+  key.scale = scale;
+  key.layout = layout;
+  key.config = config;
+  key.output = GemmOutput::kFinal;
+  return key;
+}
+
 // The key of today's 16-bit kernels: A, B and C in `dtype` (fp32 partials for kPartial), fp32
 // accumulation, no scales.
 inline KernelKey core_kernel_key(DType dtype, WeightLayout layout, ConfigId config, GemmOutput output) {
@@ -49,7 +64,7 @@ inline KernelKey core_kernel_key(DType dtype, WeightLayout layout, ConfigId conf
   return key;
 }
 
-const char* to_string(ScaleKind scale);
+using flux::to_string;
 // "a=bf16 b=bf16 out=bf16 acc=fp32 scale=none layout=nk config=128x128x64_pingpong_c1x2 output=final"
 std::string to_string(const KernelKey& key);
 

@@ -42,7 +42,7 @@ TEST(Errors, ParseDtypeAndLayout) {
     flux::parse_dtype("fp32");
     FAIL();
   } catch (const flux::InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find("expected bf16 or fp16"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("expected bf16, fp16 or e4m3"), std::string::npos);
   }
   EXPECT_EQ(flux::parse_weight_layout("kn"), flux::WeightLayout::kKN);
   EXPECT_THROW(flux::parse_weight_layout("tn"), flux::InvalidArgument);

@@ -23,9 +23,9 @@ flux::DeviceLimits h200_like() {
 
 TEST(GemmConfig, TableIsConsistent) {
   const auto& configs = flux::gemm_configs();
-  ASSERT_EQ(configs.size(), 7u);
+  ASSERT_EQ(configs.size(), 10u);
   std::set<std::string> names;
-  int skinny = 0;
+  int skinny = 0, fp8 = 0;
   for (size_t i = 0; i < configs.size(); ++i) {
     const auto& c = configs[i];
     EXPECT_EQ(c.id, static_cast<int>(i));
@@ -44,6 +44,18 @@ TEST(GemmConfig, TableIsConsistent) {
       EXPECT_FALSE(c.swap_ab || c.pingpong) << c.name;
       continue;
     }
+    if (c.fp8) {
+      // FP8: 128 bytes of K per row and stage (tile_k 128 elements), two-CTA clusters, whole K, unswapped.
+      ++fp8;
+      EXPECT_EQ(c.tile_k, 128) << c.name;
+      EXPECT_EQ(c.cluster_m * c.cluster_n, 2) << c.name;
+      EXPECT_FALSE(c.split_k || c.swap_ab || c.skinny) << c.name;
+      EXPECT_NE(std::string(c.name).find("_e4m3"), std::string::npos) << c.name;
+      if (!c.pingpong) {
+        EXPECT_GE(c.tile_m, 128) << c.name;
+      }
+      continue;
+    }
     EXPECT_EQ(c.tile_k, 64);
     EXPECT_GE(c.tile_m, 64);
     EXPECT_GE(c.tile_n, 128);
@@ -56,6 +68,25 @@ TEST(GemmConfig, TableIsConsistent) {
     EXPECT_EQ(c.split_k, c.pingpong) << c.name;
   }
   EXPECT_EQ(skinny, 2);
+  EXPECT_EQ(fp8, 3);
+}
+
+// The candidates follow the input type: bf16 / fp16 selections never pick an e4m3 config and e4m3 ones
+// always do, at every M (the heuristic's default is the 16-bit configs).
+TEST(GemmConfig, CandidatesFollowTheInputType) {
+  const auto limits = h200_like();
+  for (int64_t m : {1, 8, 64, 127, 333, 1024, 4096, 8192}) {
+    for (int64_t n : {1024, 5120, 28672}) {
+      const auto sixteen = flux::select_gemm_config(m, n, 4096, limits);
+      EXPECT_FALSE(sixteen.config.fp8) << m << "x" << n << " " << sixteen.config.name;
+      const auto eight = flux::select_gemm_config(m, n, 4096, limits, {}, 0, true, flux::DType::kE4M3);
+      EXPECT_TRUE(eight.config.fp8) << m << "x" << n << " " << eight.config.name;
+      EXPECT_EQ(eight.splits, 1) << eight.reason;
+      EXPECT_GT(eight.predicted_us, 0.0) << eight.reason;
+    }
+  }
+  // A forced split has no FP8 config to run on.
+  EXPECT_THROW(flux::select_gemm_config(64, 4096, 4096, limits, {}, 4, true, flux::DType::kE4M3), flux::InvalidArgument);
 }
 
 // The skinny configs are candidates only for M within one of their tiles, and never where the plan has no

@@ -475,4 +475,64 @@ TEST(GemmCoreGpu, BadInputsAreRejectedBeforeLaunch) {
   EXPECT_THROW(plan.run(args, stream), flux::InvalidArgument);
 }
 
+// Decide once (GemmArgs::selection): a call given select(M) computes the same bits as one that selects
+// itself, for the heuristic's choices across regimes (skinny, split-K, TMA); a selection for another M
+// (another tile grid) or one the plan has no kernel for is refused before anything is launched.
+TEST(GemmCoreGpu, GivenSelectionIsTheCallsSelection) {
+  FLUX_REQUIRE_GPU();
+  Stream stream;
+  std::mt19937_64 rng(4242);
+  for (int64_t m : {1, 7, 127, 333, 3000}) {
+    flux::GemmDesc desc{random_dim(rng, 256, 6144), random_dim(rng, 512, 8192), flux::DType::kBF16,
+                        flux::WeightLayout::kNK};
+    GemmProblem p(desc, m, true, rng(), stream);
+    flux::GemmPlan plan(desc);
+    const flux::GemmSelection sel = plan.select(m);
+    p.poison_output(stream);
+    plan.run(p.args(), stream);
+    FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
+    const std::vector<char> own = flux::testing::to_host(p.c);
+    p.poison_output(stream);
+    flux::GemmArgs given = p.args();
+    given.selection = &sel;
+    plan.run(given, stream);
+    const std::string what = case_name(desc, m, true, sel.config.name) + " splits " + std::to_string(sel.splits);
+    flux::testing::expect_close(p.compare(stream), desc.dtype, what);
+    EXPECT_EQ(0, std::memcmp(own.data(), flux::testing::to_host(p.c).data(), own.size())) << what;
+
+    // A selection whose grid is not this M's (one more tile row: what select(M') gives for an M' one tile
+    // taller) is refused. (A selection made for another M with the same grid is this M's and runs.)
+    flux::GemmSelection other = sel;
+    other.tiles_m += 1;
+    given.selection = &other;
+    try {
+      plan.run(given, stream);
+      ADD_FAILURE() << "a selection with " << other.tiles_m << " tile rows ran at M = " << m;
+    } catch (const flux::InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("tile grid"), std::string::npos) << e.what();
+    }
+  }
+  // A plan built without swap-AB refuses a swap-AB selection made by a plan that allows it.
+  flux::GemmDesc desc{4096, 4096, flux::DType::kBF16, flux::WeightLayout::kNK};
+  GemmProblem p(desc, 8, false, rng(), stream);
+  for (const flux::GemmConfigInfo& c : flux::gemm_configs()) {
+    if (!c.swap_ab) continue;
+    flux::GemmOptions forced;
+    forced.config = c.name;
+    flux::GemmPlan swapping(desc, forced);
+    flux::GemmOptions no_swap;
+    no_swap.allow_swap_ab = false;
+    flux::GemmPlan plain(desc, no_swap);
+    const flux::GemmSelection s = swapping.select(8);
+    flux::GemmArgs given = p.args();
+    given.selection = &s;
+    try {
+      plain.run(given, stream);
+      ADD_FAILURE() << "swap-AB selection ran on a plan without swap-AB";
+    } catch (const flux::InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("allow_swap_ab"), std::string::npos) << e.what();
+    }
+  }
+}
+
 }  // namespace

@@ -47,7 +47,7 @@ TEST(GemmValidate, DescShapes) {
   EXPECT_NE(error_of([&] { flux::validate_gemm_desc(d); }).find("out of range"), std::string::npos);
   d.n = 4096;
   d.dtype = static_cast<flux::DType>(7);
-  EXPECT_NE(error_of([&] { flux::validate_gemm_desc(d); }).find("expected bf16 or fp16"), std::string::npos);
+  EXPECT_NE(error_of([&] { flux::validate_gemm_desc(d); }).find("expected bf16, fp16 or e4m3"), std::string::npos);
 }
 
 TEST(GemmValidate, ArgsPointersAndShapes) {
@@ -93,6 +93,52 @@ TEST(GemmValidate, Hooks) {
   a.publish.mode = static_cast<flux::PublishMode>(9);
   a.publish.flags = reinterpret_cast<uint32_t*>(0x50000000);
   EXPECT_NE(error_of([&] { flux::validate_gemm_args(d, a); }).find("unknown PublishMode"), std::string::npos);
+}
+
+// GemmArgs::selection (decide once): a selection the heuristic made passes for its own M; one for
+// another M, a changed tile, an impossible split or an unresolved raster is refused, saying what was expected.
+TEST(GemmValidate, SelectionMatchesTheCall) {
+  flux::DeviceLimits limits;
+  limits.cc_major = 9;
+  limits.sm_count = 132;
+  limits.smem_per_block_optin = 227 * 1024;
+  limits.l2_bytes = 50 * 1024 * 1024;
+  const flux::GemmDesc d{5120, 4096, flux::DType::kBF16, flux::WeightLayout::kNK};
+  for (int64_t m : {1, 7, 64, 333, 1000, 4096}) {
+    const flux::GemmSelection sel = flux::select_gemm_config(m, d.n, d.k, limits);
+    EXPECT_NO_THROW(flux::validate_gemm_selection(d, m, sel)) << "M = " << m << " " << sel.config.name;
+  }
+  const flux::GemmSelection sel = flux::select_gemm_config(4096, d.n, d.k, limits, {}, 1);
+  std::string e = error_of([&] { flux::validate_gemm_selection(d, 4096 + sel.config.tile_m, sel); });
+  EXPECT_NE(e.find("tile grid"), std::string::npos) << e;
+  EXPECT_NE(e.find("select(M)"), std::string::npos) << e;
+  flux::GemmSelection bad = sel;
+  bad.config.tile_m /= 2;
+  e = error_of([&] { flux::validate_gemm_selection(d, 4096, bad); });
+  EXPECT_NE(e.find("unmodified"), std::string::npos) << e;
+  bad = sel;
+  bad.config.id = 99;
+  EXPECT_NE(error_of([&] { flux::validate_gemm_selection(d, 4096, bad); }).find("config id 99"), std::string::npos);
+  bad = sel;
+  bad.splits = 3;  // does not divide K = 4096
+  e = error_of([&] { flux::validate_gemm_selection(d, 4096, bad); });
+  EXPECT_NE(e.find("into 3"), std::string::npos) << e;
+  bad = sel;
+  bad.raster = flux::Raster::kAuto;
+  EXPECT_NE(error_of([&] { flux::validate_gemm_selection(d, 4096, bad); }).find("resolved raster"), std::string::npos);
+  // A config that cannot split, asked to.
+  for (const flux::GemmConfigInfo& c : flux::gemm_configs()) {
+    if (c.split_k) continue;
+    bad = sel;
+    bad.config = c;
+    bad.tiles_m = (4096 + c.tile_m - 1) / c.tile_m;
+    bad.tiles_n = (d.n + c.tile_n - 1) / c.tile_n;
+    bad.splits = 2;
+    e = error_of([&] { flux::validate_gemm_selection(d, 4096, bad); });
+    EXPECT_NE(e.find("cannot split"), std::string::npos) << c.name << ": " << e;
+    bad.splits = 1;
+    EXPECT_NO_THROW(flux::validate_gemm_selection(d, 4096, bad)) << c.name;
+  }
 }
 
 TEST(GemmValidate, PlanWithoutGpuSaysSo) {

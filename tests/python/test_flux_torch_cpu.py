@@ -142,8 +142,8 @@ def test_plan_cache_keys():
     assert key not in others and len(others) == 6
     # M is not in the key: a plan is built for the next power of two and serves every smaller M.
     assert [_C.plan_max_m(m) for m in (1, 2, 3, 128, 129, 4096, 5000)] == [1, 2, 4, 128, 256, 4096, 8192]
-    with pytest.raises(ValueError, match="unknown dtype 'fp8'"):
-        _C.plan_key("gemm_rs", 1, 1, "fp8", "nk", "auto")
+    with pytest.raises(ValueError, match="unknown dtype 'e5m2'"):
+        _C.plan_key("gemm_rs", 1, 1, "e5m2", "nk", "auto")
 
 
 def test_registered_group_and_cache_controls():

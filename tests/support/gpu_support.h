@@ -38,26 +38,39 @@ inline std::string why_no_gpu() {
 
 using tools::DeviceBuffer;
 
-// Inputs, output and fp64 reference of one GEMM problem, all rows checked.
+// Inputs, output and fp64 reference of one GEMM problem, all rows checked. FP8 descs (e4m3): A and B
+// drawn in [-4, 4] and [-1, 1] and rounded to e4m3 (rounding exercised), scales drawn in [0.5, 2) for A
+// and [0.01, 0.03) for B (never 1), the reference built from the dequantized values.
 struct GemmProblem {
   GemmDesc desc;
   int64_t m;
   bool with_bias;
-  DeviceBuffer a, b, c, bias, rows, ref;
+  DeviceBuffer a, b, c, bias, rows, ref, scale_a, scale_b;
+
+  static size_t in_size(const GemmDesc& d) { return dtype_size(d.dtype); }
+  static size_t out_size(const GemmDesc& d) { return dtype_size(gemm_out_dtype(d)); }
+  static bool fp8(const GemmDesc& d) { return d.dtype == DType::kE4M3; }
+  static int64_t scales_of(const GemmDesc& d, int64_t count) { return d.scale == ScaleKind::kPerRowCol ? count : 1; }
 
   GemmProblem(const GemmDesc& d, int64_t m_, bool bias_, uint64_t seed, cudaStream_t stream)
       : desc(d),
         m(m_),
         with_bias(bias_),
-        a(size_t(m_ * d.k) * 2),
-        b(size_t(d.n * d.k) * 2),
-        c(size_t(m_ * d.n) * 2),
-        bias(size_t(d.n) * 2),
+        a(size_t(m_ * d.k) * in_size(d)),
+        b(size_t(d.n * d.k) * in_size(d)),
+        c(size_t(m_ * d.n) * out_size(d)),
+        bias(size_t(d.n) * out_size(d)),
         rows(size_t(m_) * sizeof(int32_t)),
-        ref(size_t(m_ * d.n) * sizeof(double)) {
-    tools::fill_random(a.ptr, m * d.k, d.dtype, seed * 3 + 1, 1.0f, stream);
+        ref(size_t(m_ * d.n) * sizeof(double)),
+        scale_a(size_t(scales_of(d, m_)) * sizeof(float)),
+        scale_b(size_t(scales_of(d, d.n)) * sizeof(float)) {
+    tools::fill_random(a.ptr, m * d.k, d.dtype, seed * 3 + 1, fp8(d) ? 4.0f : 1.0f, stream);
     tools::fill_random(b.ptr, d.n * d.k, d.dtype, seed * 3 + 2, 1.0f, stream);
-    tools::fill_random(bias.ptr, d.n, d.dtype, seed * 3 + 3, 1.0f, stream);
+    tools::fill_random(bias.ptr, d.n, gemm_out_dtype(d), seed * 3 + 3, 1.0f, stream);
+    if (fp8(d)) {
+      tools::fill_scales(scale_a.as<float>(), scales_of(d, m), seed * 5 + 1, 0.5f, 2.0f, stream);
+      tools::fill_scales(scale_b.as<float>(), scales_of(d, d.n), seed * 5 + 2, 0.01f, 0.03f, stream);
+    }
     std::vector<int32_t> all(static_cast<size_t>(m));
     for (int64_t i = 0; i < m; ++i) all[static_cast<size_t>(i)] = static_cast<int32_t>(i);
     FLUX_CUDA_CHECK(cudaMemcpyAsync(rows.ptr, all.data(), all.size() * sizeof(int32_t), cudaMemcpyHostToDevice, stream));
@@ -65,8 +78,14 @@ struct GemmProblem {
     FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
 
-  // Recompute the reference (after the test changed A or B).
+  // Recompute the reference (after the test changed A, B or the scales).
   void compute_reference(cudaStream_t stream) {
+    if (fp8(desc)) {
+      tools::reference_fp8_gemm_rows(desc.out_dtype, desc.n, desc.k, a.ptr, b.ptr, with_bias ? bias.ptr : nullptr,
+                                     scale_a.as<float>(), scale_b.as<float>(), desc.scale == ScaleKind::kPerRowCol,
+                                     rows.as<int32_t>(), m, ref.as<double>(), stream);
+      return;
+    }
     tools::reference_gemm_rows(desc.dtype, desc.layout, desc.n, desc.k, a.ptr, b.ptr, with_bias ? bias.ptr : nullptr,
                                rows.as<int32_t>(), m, ref.as<double>(), stream);
   }
@@ -78,13 +97,17 @@ struct GemmProblem {
     g.b = b.ptr;
     g.bias = with_bias ? bias.ptr : nullptr;
     g.c = c.ptr;
+    if (fp8(desc)) {
+      g.scale_a = scale_a.as<float>();
+      g.scale_b = scale_b.as<float>();
+    }
     return g;
   }
 
   void poison_output(cudaStream_t stream) { tools::poison(c.ptr, m * desc.n, stream); }
 
   tools::CompareResult compare(cudaStream_t stream) const {
-    return tools::compare_rows(desc.dtype, desc.n, c.ptr, rows.as<int32_t>(), m, ref.as<double>(), stream);
+    return tools::compare_rows(gemm_out_dtype(desc), desc.n, c.ptr, rows.as<int32_t>(), m, ref.as<double>(), stream);
   }
 };
 

@@ -67,7 +67,7 @@ struct Measured {
 int run_gemm_bench(const std::vector<std::string>& argv, const std::string& command_line) {
   Args args(argv,
             {"--dtypes", "--layout", "--shapes", "--warmup", "--iters", "--json", "--sweep-iters", "--check-rows",
-             "--corpus", "--corpus-file", "--corpus-every", "--corpus-max-m"},
+             "--corpus", "--corpus-file", "--corpus-every", "--corpus-max-m", "--scale", "--out-dtype"},
             {"--sweep", "--no-check", "--bias", "--list-configs", "--attribution"});
   if (args.flag("--list-configs")) {
     for (const GemmConfigInfo& c : gemm_configs()) std::printf("%s\n", c.name);
@@ -77,6 +77,10 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
   std::vector<DType> dtypes;
   for (const std::string& d : args.get_list("--dtypes", "bf16,fp16")) dtypes.push_back(parse_dtype(d));
   const WeightLayout layout = parse_weight_layout(args.get("--layout", "nk"));
+  // FP8 rows (--dtypes e4m3): C in --out-dtype, scaled per tensor or per row / column (--scale).
+  const ScaleKind fp8_scale = parse_scale_kind(args.get("--scale", "per-tensor"));
+  const DType fp8_out = parse_dtype(args.get("--out-dtype", "bf16"));
+  FLUX_CHECK_ARG(fp8_scale != ScaleKind::kNone, "flux-bench gemm: --scale none (FP8 rows need per-tensor or per-row-col)");
   const std::vector<Shape> shapes = select_shapes(args, gemm_suite_shapes());
   const int warmup = static_cast<int>(args.get_int("--warmup", 5));
   const int iters = static_cast<int>(args.get_int("--iters", 30));
@@ -109,13 +113,23 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
   std::map<std::string, std::vector<double>> regime_ratios;  // corpus: "<half> <M regime>" -> flux / cuBLAS
   std::map<std::string, std::vector<double>> attribution_ratios;  // time / flux time
   bool all_ok = true;
+  int skipped_rows = 0;
   std::mt19937_64 rng(12345);
 
   for (DType dtype : dtypes) {
     for (const Shape& shape : shapes) {
       const int64_t m = shape.m, n = shape.n, k = shape.k;
-      const size_t es = dtype_size(dtype);
-      const GemmDesc desc{n, k, dtype, layout};
+      const bool fp8 = dtype == DType::kE4M3;
+      const GemmDesc desc{n, k, dtype, layout, fp8_out, fp8 ? fp8_scale : ScaleKind::kNone};
+      const DType out_dtype = gemm_out_dtype(desc);
+      const size_t es = dtype_size(dtype), out_es = dtype_size(out_dtype);
+      const bool scale_vectors = fp8 && fp8_scale == ScaleKind::kPerRowCol;
+      if (fp8 && k % 16 != 0) {  // e4m3 rows of A and B must be 16 bytes (corpus rows with K % 16 = 8)
+        std::printf("%ldx%ldx%ld e4m3: skipped (K not a multiple of 16, which FP8 TMA loads need)\n", long(m), long(n),
+                    long(k));
+        ++skipped_rows;
+        continue;
+      }
       const double flops = 2.0 * double(m) * double(n) * double(k);
       const int64_t set_bytes = (m * k + n * k) * int64_t(es);
       const int sets = tools::rotating_sets(set_bytes, limits.l2_bytes, 16);
@@ -124,14 +138,20 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
       for (int s = 0; s < sets; ++s) {
         a.push_back(std::make_unique<DeviceBuffer>(size_t(m * k) * es));
         b.push_back(std::make_unique<DeviceBuffer>(size_t(n * k) * es));
-        c.push_back(std::make_unique<DeviceBuffer>(size_t(m * n) * es));
-        tools::fill_random(a[s]->ptr, m * k, dtype, rng(), 1.0f, stream);
+        c.push_back(std::make_unique<DeviceBuffer>(size_t(m * n) * out_es));
+        tools::fill_random(a[s]->ptr, m * k, dtype, rng(), fp8 ? 4.0f : 1.0f, stream);
         tools::fill_random(b[s]->ptr, n * k, dtype, rng(), 1.0f, stream);
       }
       std::unique_ptr<DeviceBuffer> bias;
       if (with_bias) {
-        bias = std::make_unique<DeviceBuffer>(size_t(n) * es);
-        tools::fill_random(bias->ptr, n, dtype, rng(), 1.0f, stream);
+        bias = std::make_unique<DeviceBuffer>(size_t(n) * out_es);
+        tools::fill_random(bias->ptr, n, out_dtype, rng(), 1.0f, stream);
+      }
+      // FP8 scales (not 1): [M] and [N] per row / column, else one each.
+      DeviceBuffer scale_a(size_t(scale_vectors ? m : 1) * sizeof(float)), scale_b(size_t(scale_vectors ? n : 1) * sizeof(float));
+      if (fp8) {
+        tools::fill_scales(scale_a.as<float>(), scale_vectors ? m : 1, rng(), 0.5f, 2.0f, stream);
+        tools::fill_scales(scale_b.as<float>(), scale_vectors ? n : 1, rng(), 0.01f, 0.03f, stream);
       }
 
       GemmPlan plan(desc);
@@ -159,6 +179,10 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
         g.b = b[set]->ptr;
         g.bias = bias ? bias->ptr : nullptr;
         g.c = c[set]->ptr;
+        if (fp8) {
+          g.scale_a = scale_a.as<float>();
+          g.scale_b = scale_b.as<float>();
+        }
         return g;
       };
       auto hook_args = [&](int set, int iteration) {
@@ -171,7 +195,22 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
         return g;
       };
 
-      CublasGemm cublas(desc, m, with_bias);
+      // cuBLASLt FP8 with the same scales; where it has no per-row / per-column (outer-vector) kernel, the
+      // per-tensor one on the same shapes (the same bytes and math, scalar scales; its output is then not
+      // checked against this reference), said in the row's cublas_scale.
+      std::unique_ptr<CublasGemm> cublas_plan;
+      std::string cublas_scale = fp8 ? to_string(fp8_scale) : "none";
+      try {
+        cublas_plan = std::make_unique<CublasGemm>(desc, m, with_bias);
+      } catch (const Unsupported& e) {
+        if (!scale_vectors) throw;
+        GemmDesc scalar = desc;
+        scalar.scale = ScaleKind::kPerTensor;
+        cublas_plan = std::make_unique<CublasGemm>(scalar, m, with_bias);
+        cublas_scale = "per-tensor (no outer-vector kernel)";
+      }
+      CublasGemm& cublas = *cublas_plan;
+      const bool cublas_checkable = cublas_scale == (fp8 ? to_string(fp8_scale) : "none");
       cublas.tune(gemm_args(0), stream, 5);
 
       // Correctness on sampled rows (always rows 0 and m-1).
@@ -186,19 +225,26 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
         d_rows = std::make_unique<DeviceBuffer>(rows.size() * sizeof(int32_t));
         FLUX_CUDA_CHECK(cudaMemcpy(d_rows->ptr, rows.data(), rows.size() * sizeof(int32_t), cudaMemcpyHostToDevice));
         d_ref = std::make_unique<DeviceBuffer>(rows.size() * size_t(n) * sizeof(double));
-        tools::reference_gemm_rows(dtype, layout, n, k, a[0]->ptr, b[0]->ptr, bias ? bias->ptr : nullptr,
-                                   static_cast<int32_t*>(d_rows->ptr), int64_t(rows.size()),
-                                   static_cast<double*>(d_ref->ptr), stream);
+        if (fp8) {
+          tools::reference_fp8_gemm_rows(out_dtype, n, k, a[0]->ptr, b[0]->ptr, bias ? bias->ptr : nullptr,
+                                         scale_a.as<float>(), scale_b.as<float>(), scale_vectors,
+                                         static_cast<int32_t*>(d_rows->ptr), int64_t(rows.size()),
+                                         static_cast<double*>(d_ref->ptr), stream);
+        } else {
+          tools::reference_gemm_rows(dtype, layout, n, k, a[0]->ptr, b[0]->ptr, bias ? bias->ptr : nullptr,
+                                     static_cast<int32_t*>(d_rows->ptr), int64_t(rows.size()),
+                                     static_cast<double*>(d_ref->ptr), stream);
+        }
       }
       auto verify = [&](Measured& r, const std::function<void()>& run_once) {
         if (!check) return;
         tools::poison(c[0]->ptr, m * n, stream);
         run_once();
-        tools::CompareResult cr = tools::compare_rows(dtype, n, c[0]->ptr, static_cast<int32_t*>(d_rows->ptr),
+        tools::CompareResult cr = tools::compare_rows(out_dtype, n, c[0]->ptr, static_cast<int32_t*>(d_rows->ptr),
                                                       int64_t(rows.size()), static_cast<double*>(d_ref->ptr), stream);
         r.checked = true;
         r.max_rel_err = cr.max_row_rel;
-        r.ok = cr.nonfinite == 0 && cr.max_row_rel < tools::tolerance(dtype);
+        r.ok = cr.nonfinite == 0 && cr.max_row_rel < tools::tolerance(out_dtype);
         if (!r.ok) {
           std::printf("FAIL %s %ldx%ldx%ld %s: %s\n", r.impl.c_str(), long(m), long(n), long(k), to_string(dtype),
                       tools::describe(cr).c_str());
@@ -220,7 +266,7 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
       results[2].algo = cublas.candidate_name(cublas.chosen());
       verify(results[0], [&] { plan.run(gemm_args(0), stream); });
       verify(results[1], [&] { hooks_plan.run(hook_args(0, 1000000), stream); });
-      verify(results[2], [&] { cublas.run(gemm_args(0), stream); });
+      if (cublas_checkable) verify(results[2], [&] { cublas.run(gemm_args(0), stream); });
 
       // Every call takes the next input set, whichever implementation makes it, so no call finds the
       // inputs of the call before it in L2 (sets x set size > 2 x L2).
@@ -333,6 +379,7 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
                 .add("k", k).add("world_size", 1).add("median_ms", r.median_ms).add("tflops", flops / r.median_ms / 1e9)
                 .add("max_rel_err", r.checked ? std::optional<double>(r.max_rel_err) : std::nullopt)
                 .add("layout", to_string(layout)).add("config", r.config).add("raster", r.raster)
+                .add("out_dtype", to_string(out_dtype))
                 .add("swizzle", r.swizzle).add("splits", r.splits).add("cublas_ms", cublas_ms)
                 .add("vs_cublas", cublas_ms / r.median_ms).add("iters", sweep_iters).add("gpu", limits.name).add("date", date).add("command", command_line);
             *json << line.str() << "\n";
@@ -350,8 +397,10 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
               .add("max_rel_err", r.checked ? std::optional<double>(r.max_rel_err) : std::nullopt)
               .add("p10_ms", r.p10_ms).add("p90_ms", r.p90_ms).add("queued_ms", r.queued_ms).add("host_us", r.host_us)
               .add("layout", to_string(layout)).add("bias", with_bias);
+          if (fp8) line.add("out_dtype", to_string(out_dtype)).add("scale", to_string(fp8_scale));
           if (r.impl == "cublas") {
             line.add("algo", r.algo);
+            if (fp8) line.add("cublas_scale", cublas_scale);
           } else {
             line.add("config", r.config).add("raster", r.raster).add("swizzle", r.swizzle).add("splits", r.splits)
                 .add("vs_cublas", cublas_ms / r.median_ms)
@@ -399,6 +448,7 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
     std::printf("%s throughput / cublas over %zu rows: median %.3f, min %.3f, max %.3f\n", what, v.size(), med,
                 v.front(), v.back());
   };
+  if (skipped_rows > 0) std::printf("%d rows skipped (e4m3 with K %% 16 != 0)\n", skipped_rows);
   summary(flux_ratios, "flux      ");
   summary(hooks_ratios, "flux_hooks");
   summary(queued_ratios, "flux (queued back to back, host-bound where the host is slower)");

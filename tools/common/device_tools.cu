@@ -3,6 +3,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include <cmath>
 #include <sstream>
@@ -33,8 +34,18 @@ __device__ __forceinline__ __half from_float<__half>(float v) {
   return __float2half_rn(v);
 }
 
+template <>
+__device__ __forceinline__ __nv_fp8_e4m3 from_float<__nv_fp8_e4m3>(float v) {
+  return __nv_fp8_e4m3(v);  // round to nearest even, saturating at +-448
+}
+template <>
+__device__ __forceinline__ float from_float<float>(float v) {
+  return v;
+}
+
 __device__ __forceinline__ double to_double(__nv_bfloat16 v) { return static_cast<double>(__bfloat162float(v)); }
 __device__ __forceinline__ double to_double(__half v) { return static_cast<double>(__half2float(v)); }
+__device__ __forceinline__ double to_double(__nv_fp8_e4m3 v) { return static_cast<double>(float(v)); }
 
 template <class T>
 __global__ void fill_random_kernel(T* data, int64_t count, uint64_t seed, float scale) {
@@ -64,8 +75,11 @@ constexpr int kRefCols = 256;
 constexpr int kRowsPerBlock = 8;
 constexpr int kChunk = 16;  // s_b: 16 x 257 doubles = 33 KB of static shared memory
 
-template <class T, bool kNK>
-__global__ void reference_rows_kernel(int64_t n, int64_t k, const T* a, const T* b, const T* bias,
+// FP8 inputs also take scales: out = acc * sa * sb + bias, sa = scale_a[row or 0], sb = scale_b[col or 0]
+// (scale_a null: no scales).
+template <class T, class TOut, bool kNK>
+__global__ void reference_rows_kernel(int64_t n, int64_t k, const T* a, const T* b, const TOut* bias,
+                                      const float* scale_a, const float* scale_b, bool scale_vectors,
                                       const int32_t* rows, int64_t num_rows, double* out) {
   __shared__ double s_a[kRowsPerBlock][kChunk];
   __shared__ double s_b[kChunk][kRefCols + 1];
@@ -109,9 +123,12 @@ __global__ void reference_rows_kernel(int64_t n, int64_t k, const T* a, const T*
   int64_t col = col0 + t;
   if (col >= n) return;
   double bv = bias ? to_double(bias[col]) : 0.0;
+  const double sb = scale_b ? double(scale_b[scale_vectors ? col : 0]) : 1.0;
 #pragma unroll
   for (int r = 0; r < kRowsPerBlock; ++r) {
-    if (r0 + r < num_rows) out[(r0 + r) * n + col] = acc[r] + bv;
+    if (r0 + r >= num_rows) continue;
+    const double sa = scale_a ? double(scale_a[scale_vectors ? rows[r0 + r] : 0]) : 1.0;
+    out[(r0 + r) * n + col] = acc[r] * sa * sb + bv;
   }
 }
 
@@ -172,16 +189,39 @@ void check_16bit(DType dtype, const char* what) {
   FLUX_CHECK_ARG(dtype == DType::kBF16 || dtype == DType::kFP16, "flux tools: ", what, " for dtype ", to_string(dtype),
                  " (expected bf16 or fp16)");
 }
+
+__global__ void fill_scales_kernel(float* data, int64_t count, uint64_t seed, float lo, float hi) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x) {
+    uint64_t h = mix64(seed * 0x9e3779b97f4a7c15ull + uint64_t(i));
+    float u = float(h >> 40) * (1.0f / float(1ull << 24));  // [0, 1)
+    data[i] = lo + (hi - lo) * u;
+  }
+}
 }  // namespace
 
 void fill_random(void* data, int64_t count, DType dtype, uint64_t seed, float scale, cudaStream_t stream) {
-  check_16bit(dtype, "fill_random");
-  if (dtype == DType::kBF16) {
-    fill_random_kernel<<<grid_for(count), 256, 0, stream>>>(static_cast<__nv_bfloat16*>(data), count, seed, scale);
-  } else {
-    fill_random_kernel<<<grid_for(count), 256, 0, stream>>>(static_cast<__half*>(data), count, seed, scale);
+  switch (dtype) {
+    case DType::kBF16:
+      fill_random_kernel<<<grid_for(count), 256, 0, stream>>>(static_cast<__nv_bfloat16*>(data), count, seed, scale);
+      break;
+    case DType::kFP16:
+      fill_random_kernel<<<grid_for(count), 256, 0, stream>>>(static_cast<__half*>(data), count, seed, scale);
+      break;
+    case DType::kE4M3:
+      fill_random_kernel<<<grid_for(count), 256, 0, stream>>>(static_cast<__nv_fp8_e4m3*>(data), count, seed, scale);
+      break;
+    case DType::kFP32:
+      fill_random_kernel<<<grid_for(count), 256, 0, stream>>>(static_cast<float*>(data), count, seed, scale);
+      break;
+    default:
+      throw InvalidArgument(detail::cat("flux tools: fill_random for dtype ", to_string(dtype)));
   }
   FLUX_CUDA_CHECK_LAUNCH("fill_random_kernel");
+}
+
+void fill_scales(float* data, int64_t count, uint64_t seed, float lo, float hi, cudaStream_t stream) {
+  fill_scales_kernel<<<grid_for(count), 256, 0, stream>>>(data, count, seed, lo, hi);
+  FLUX_CUDA_CHECK_LAUNCH("fill_scales_kernel");
 }
 
 void poison(void* data, int64_t count, cudaStream_t stream) {
@@ -200,10 +240,10 @@ void reference_gemm_rows(DType dtype, WeightLayout layout, int64_t n, int64_t k,
             static_cast<unsigned>((num_rows + kRowsPerBlock - 1) / kRowsPerBlock));
   check_16bit(dtype, "reference_gemm_rows");
   const bool nk = layout == WeightLayout::kNK;
-#define FLUX_REF_LAUNCH(T, NK)                                                                                \
-  reference_rows_kernel<T, NK><<<grid, kRefCols, 0, stream>>>(n, k, static_cast<const T*>(a),                \
-                                                              static_cast<const T*>(b),                        \
-                                                              static_cast<const T*>(bias), rows, num_rows, out)
+#define FLUX_REF_LAUNCH(T, NK)                                                                            \
+  reference_rows_kernel<T, T, NK><<<grid, kRefCols, 0, stream>>>(                                         \
+      n, k, static_cast<const T*>(a), static_cast<const T*>(b), static_cast<const T*>(bias), nullptr, nullptr, \
+      false, rows, num_rows, out)
   if (dtype == DType::kBF16) {
     if (nk) FLUX_REF_LAUNCH(__nv_bfloat16, true); else FLUX_REF_LAUNCH(__nv_bfloat16, false);
   } else {
@@ -211,6 +251,25 @@ void reference_gemm_rows(DType dtype, WeightLayout layout, int64_t n, int64_t k,
   }
 #undef FLUX_REF_LAUNCH
   FLUX_CUDA_CHECK_LAUNCH("reference_rows_kernel");
+}
+
+void reference_fp8_gemm_rows(DType out_dtype, int64_t n, int64_t k, const void* a, const void* b, const void* bias,
+                             const float* scale_a, const float* scale_b, bool scale_vectors, const int32_t* rows,
+                             int64_t num_rows, double* out, cudaStream_t stream) {
+  check_16bit(out_dtype, "reference_fp8_gemm_rows output");
+  FLUX_CHECK_ARG(scale_a != nullptr && scale_b != nullptr, "flux tools: reference_fp8_gemm_rows needs both scales");
+  dim3 grid(static_cast<unsigned>((n + kRefCols - 1) / kRefCols),
+            static_cast<unsigned>((num_rows + kRowsPerBlock - 1) / kRowsPerBlock));
+  const auto* a8 = static_cast<const __nv_fp8_e4m3*>(a);
+  const auto* b8 = static_cast<const __nv_fp8_e4m3*>(b);
+  if (out_dtype == DType::kBF16) {
+    reference_rows_kernel<__nv_fp8_e4m3, __nv_bfloat16, true><<<grid, kRefCols, 0, stream>>>(
+        n, k, a8, b8, static_cast<const __nv_bfloat16*>(bias), scale_a, scale_b, scale_vectors, rows, num_rows, out);
+  } else {
+    reference_rows_kernel<__nv_fp8_e4m3, __half, true><<<grid, kRefCols, 0, stream>>>(
+        n, k, a8, b8, static_cast<const __half*>(bias), scale_a, scale_b, scale_vectors, rows, num_rows, out);
+  }
+  FLUX_CUDA_CHECK_LAUNCH("reference_rows_kernel (fp8)");
 }
 
 CompareResult compare_rows(DType dtype, int64_t n, const void* c, const int32_t* rows, int64_t num_rows,

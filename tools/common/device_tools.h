@@ -29,7 +29,11 @@ struct DeviceBuffer {
 
 // Uniform values in [-scale, scale], a counter-based hash of (seed, index): reproducible, never zero
 // everywhere. `count` elements of `dtype`.
+// e4m3: the values rounded to e4m3 (with scale > 1, most of them are not exact: rounding is exercised);
+// fp32 too.
 void fill_random(void* data, int64_t count, DType dtype, uint64_t seed, float scale, cudaStream_t stream);
+// fp32 values uniform in [lo, hi) (FP8 scales).
+void fill_scales(float* data, int64_t count, uint64_t seed, float lo, float hi, cudaStream_t stream);
 
 // Every 16-bit element set to 0xFFFF (a NaN in both bf16 and fp16): an element still NaN after a run
 // was never written.
@@ -44,6 +48,13 @@ void gpu_delay(uint64_t ns, cudaStream_t stream);
 // `rows` is a device array of num_rows row indices into A.
 void reference_gemm_rows(DType dtype, WeightLayout layout, int64_t n, int64_t k, const void* a, const void* b,
                          const void* bias, const int32_t* rows, int64_t num_rows, double* out, cudaStream_t stream);
+
+// The FP8 reference: A [*, k] and B [n, k] in e4m3 (the dequantized values, exactly), out[r, j] =
+// (sum_k A[rows[r], k] B[j, k]) * sa * sb (+ bias[j], `out_dtype`), sa / sb scale_a / scale_b [row] / [j]
+// when scale_vectors, else [0].
+void reference_fp8_gemm_rows(DType out_dtype, int64_t n, int64_t k, const void* a, const void* b, const void* bias,
+                             const float* scale_a, const float* scale_b, bool scale_vectors, const int32_t* rows,
+                             int64_t num_rows, double* out, cudaStream_t stream);
 
 struct CompareResult {
   int64_t checked = 0;        // elements compared

@@ -6,7 +6,9 @@
 //              scheduled by OrderedTileScheduler (ordered_tile_scheduler.cuh)
 //   kernel   : cutlass::gemm::kernel::GemmUniversal over those pieces
 //   entry    : sm90_gemm_prepare / sm90_gemm_launch (declared in src/gemm/gemm_launch.h), explicitly
-//              instantiated once per (dtype, layout, config, output) by the generated sm90_gemm_*.cu files.
+//              instantiated once per (dtype, layout, config, output) by the generated sm90_gemm_*.cu files;
+//              sm90_fp8_gemm_prepare / _launch once per (output type, layout, config) of the FP8 kernels
+//              (e4m3 A and B, ScaledEpilogue) by the generated sm90_fp8_gemm_*.cu files.
 //   output   : kFinal writes C in the input dtype (+ bias); kPartial (split-K) writes fp32 partial
 //              products of S slices of K to a workspace [S, M, N] that split_k_reduce.cu sums in
 //              split order (bias there), so split-K results are bitwise reproducible.
@@ -51,6 +53,10 @@ template <>
 struct ElementOf<DType::kFP16> {
   using type = cutlass::half_t;
 };
+template <>
+struct ElementOf<DType::kE4M3> {
+  using type = cutlass::float_e4m3_t;
+};
 
 // CUTLASS names B by its K x N view: [N, K] row-major (K contiguous) is "column-major".
 template <WeightLayout>
@@ -64,11 +70,36 @@ struct LayoutBOf<WeightLayout::kKN> {
   using type = cutlass::layout::RowMajor;
 };
 
-template <DType kDType, WeightLayout kLayout, ConfigId kConfig, GemmOutput kOutput>
-struct Sm90Gemm {
+// FP8 epilogue (kScaled): D = (acc * sa) * sb + bias, sa per row of C (a column vector of the tile) and sb
+// per column (a row vector), each a vector or one broadcast scalar, chosen per launch (CUTLASS's dynamic
+// broadcast: stride true = a vector, false = element 0 for every row / column); bias per column, 0 when
+// null. All in fp32, rounded once to the output type.
+template <class TileShape, class ElementOut>
+struct ScaledEpilogue {
+  using RoundStyle = cutlass::FloatRoundStyle;
+  static constexpr RoundStyle kRound = RoundStyle::round_to_nearest;
+  // Alignment 1 along M: M need not be a multiple of 4 (a 16-byte load there would read past scale_a).
+  using RowScale = cutlass::epilogue::fusion::Sm90ColBroadcast<0, TileShape, float, float,
+                                                               cute::Stride<bool, cute::_0, int64_t>, 1>;
+  using ColScale = cutlass::epilogue::fusion::Sm90RowBroadcast<0, TileShape, float, float,
+                                                               cute::Stride<cute::_0, bool, int64_t>>;
+  using Bias = cutlass::epilogue::fusion::Sm90RowBroadcast<0, TileShape, ElementOut, float,
+                                                           cute::Stride<cute::_0, cute::_1, int64_t>>;
+  using Scaled = cutlass::epilogue::fusion::Sm90EVT<
+      cutlass::epilogue::fusion::Sm90Compute<cutlass::multiplies, float, float, kRound>,
+      cutlass::epilogue::fusion::Sm90AccFetch, RowScale>;
+  using Op = cutlass::epilogue::fusion::Sm90EVT<
+      cutlass::epilogue::fusion::Sm90Compute<cutlass::homogeneous_multiply_add, ElementOut, float, kRound>, Scaled,
+      ColScale, Bias>;
+};
+
+template <class ElementIn, class ElementOut_, WeightLayout kLayout, ConfigId kConfig, GemmOutput kOutput, bool kScaled_>
+struct Sm90GemmT {
   static constexpr ConfigShape kShape = config_shape(kConfig);
-  static constexpr int kAlignment = 8;  // elements: 16 bytes of bf16 / fp16, what TMA needs
+  static constexpr int kAlignment = 16 / int(sizeof(ElementIn));  // elements: 16 bytes, what TMA needs
   static constexpr bool kPartial = kOutput == GemmOutput::kPartial;
+  static constexpr bool kScaled = kScaled_;
+  static_assert(!kScaled || (!kPartial && !kShape.swap_ab), "the FP8 kernels write C, unswapped");
 
   // Swap-AB (ConfigShape::swap_ab): the kernel computes C^T [N, M] = op(B) A^T. Its "A" operand is the
   // weight ([N, K] is K-major: RowMajor; [K, N] is N-major: ColumnMajor), its "B" operand is A ([M, K],
@@ -80,9 +111,10 @@ struct Sm90Gemm {
   static constexpr int kClusterM = kSwap ? kShape.cluster_n : kShape.cluster_m;
   static constexpr int kClusterN = kSwap ? kShape.cluster_m : kShape.cluster_n;
 
-  using Element = typename ElementOf<kDType>::type;
+  using Element = ElementIn;       // A and B
+  using ElementOut = ElementOut_;  // C and bias
   using ElementAccumulator = float;
-  using ElementD = std::conditional_t<kPartial, float, Element>;
+  using ElementD = std::conditional_t<kPartial, float, ElementOut>;
   static constexpr int kAlignmentD = 16 / int(sizeof(ElementD));
   using LayoutA = std::conditional_t<
       kSwap,
@@ -100,11 +132,16 @@ struct Sm90Gemm {
 
   // kFinal: D = acc + bias[n] (bias pointer null: + 0); kPartial: D = acc in fp32. No C operand is read.
   // N is the kernel's column (per-column bias), or its row under swap-AB (per-row bias).
+  // kScaled (FP8): ScaledEpilogue above.
   using FusionOp = std::conditional_t<
-      kPartial, cutlass::epilogue::fusion::LinearCombination<float, ElementAccumulator, void, ElementAccumulator>,
+      kScaled, typename ScaledEpilogue<TileShape, ElementOut>::Op,
       std::conditional_t<
-          kSwap, cutlass::epilogue::fusion::LinCombPerRowBias<Element, ElementAccumulator, Element, void, ElementAccumulator>,
-          cutlass::epilogue::fusion::LinCombPerColBias<Element, ElementAccumulator, Element, void, ElementAccumulator>>>;
+          kPartial, cutlass::epilogue::fusion::LinearCombination<float, ElementAccumulator, void, ElementAccumulator>,
+          std::conditional_t<kSwap,
+                             cutlass::epilogue::fusion::LinCombPerRowBias<ElementOut, ElementAccumulator, ElementOut,
+                                                                          void, ElementAccumulator>,
+                             cutlass::epilogue::fusion::LinCombPerColBias<ElementOut, ElementAccumulator, ElementOut,
+                                                                          void, ElementAccumulator>>>>;
 
   using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
@@ -123,6 +160,15 @@ struct Sm90Gemm {
 
   static_assert(Kernel::SharedStorageSize <= 227 * 1024, "GEMM core config exceeds the sm_90 shared-memory budget");
 };
+
+// The 16-bit kernels: one dtype for A, B, bias and C.
+template <DType kDType, WeightLayout kLayout, ConfigId kConfig, GemmOutput kOutput>
+using Sm90Gemm = Sm90GemmT<typename ElementOf<kDType>::type, typename ElementOf<kDType>::type, kLayout, kConfig,
+                           kOutput, false>;
+// The FP8 kernels: e4m3 A and B, C and bias in kOut, scaled.
+template <DType kOut, WeightLayout kLayout, ConfigId kConfig>
+using Sm90Fp8Gemm = Sm90GemmT<cutlass::float_e4m3_t, typename ElementOf<kOut>::type, kLayout, kConfig,
+                              GemmOutput::kFinal, true>;
 
 // `attributes` has room for two: the cluster shape, and (programmatic) programmatic stream
 // serialization, which lets the GEMM start once every CTA of the previous kernel on the stream has
@@ -151,11 +197,8 @@ cudaLaunchConfig_t cluster_launch_config(dim3 grid, cudaLaunchAttribute* attribu
   return config;
 }
 
-}  // namespace kernel
-
-template <DType kDType, WeightLayout kLayout, ConfigId kConfig, GemmOutput kOutput>
-KernelInfo sm90_gemm_prepare(int device) {
-  using G = kernel::Sm90Gemm<kDType, kLayout, kConfig, kOutput>;
+template <class G>
+KernelInfo prepare(int device) {
   using Kernel = typename G::Kernel;
   detail::DeviceGuard guard(device);
   auto* entry = &cutlass::device_kernel<Kernel>;
@@ -173,9 +216,8 @@ KernelInfo sm90_gemm_prepare(int device) {
   return info;
 }
 
-template <DType kDType, WeightLayout kLayout, ConfigId kConfig, GemmOutput kOutput>
-void sm90_gemm_launch(const KernelLaunch& launch, cudaStream_t stream) {
-  using G = kernel::Sm90Gemm<kDType, kLayout, kConfig, kOutput>;
+template <class G, WeightLayout kLayout>
+void launch(const KernelLaunch& launch, cudaStream_t stream) {
   using Kernel = typename G::Kernel;
   using Element = typename G::Element;
   using Mainloop = typename Kernel::CollectiveMainloop;
@@ -207,9 +249,22 @@ void sm90_gemm_launch(const KernelLaunch& launch, cudaStream_t stream) {
   cute::get<2>(args.mainloop.dA) = G::kSwap && weight_n_major ? int64_t(ks) * n : int64_t(ks);
   cute::get<2>(args.mainloop.dB) = !G::kSwap && weight_n_major ? int64_t(ks) * n : int64_t(ks);
   args.mainloop.wait = launch.wait;
-  args.epilogue.thread.alpha = 1.0f;
-  args.epilogue.thread.beta = 0.0f;
-  if constexpr (!G::kPartial) args.epilogue.thread.bias_ptr = static_cast<Element const*>(launch.bias);
+  using ElementOut = typename G::ElementOut;
+  if constexpr (G::kScaled) {
+    FLUX_CHECK(launch.scale_a != nullptr && launch.scale_b != nullptr, "GEMM core: an FP8 launch needs both scales");
+    // The tree of ScaledEpilogue, children first: op_0 = (acc: op_0, sa: op_1, multiply: op_2), op_1 = sb,
+    // op_2 = bias, op_3 = multiply-add.
+    auto& t = args.epilogue.thread;
+    t.op_0.op_1 = {launch.scale_a, 1.0f, cute::Stride<bool, cute::_0, int64_t>{launch.scale_vectors, {}, 0}};
+    t.op_1 = {launch.scale_b, 1.0f, cute::Stride<cute::_0, bool, int64_t>{{}, launch.scale_vectors, 0}};
+    t.op_2 = {static_cast<ElementOut const*>(launch.bias), ElementOut(0.0f), {}};
+    args.mainloop.mma_promotion_interval = static_cast<uint32_t>(launch.fp8_promotion);
+  } else {
+    FLUX_CHECK(launch.scale_a == nullptr && launch.scale_b == nullptr, "GEMM core: scales given to a 16-bit kernel");
+    args.epilogue.thread.alpha = 1.0f;
+    args.epilogue.thread.beta = 0.0f;
+    if constexpr (!G::kPartial) args.epilogue.thread.bias_ptr = static_cast<ElementOut const*>(launch.bias);
+  }
   args.epilogue.ptr_C = nullptr;
   args.epilogue.dC = cutlass::make_cute_packed_stride(typename Epilogue::StrideC{}, cute::make_shape(km, kn, splits));
   args.epilogue.ptr_D = static_cast<typename G::ElementD*>(G::kPartial ? launch.workspace : launch.c);
@@ -231,6 +286,28 @@ void sm90_gemm_launch(const KernelLaunch& launch, cudaStream_t stream) {
       G::kClusterN, launch.programmatic);
   FLUX_CUDA_CHECK(cudaLaunchKernelEx(&config, &cutlass::device_kernel<Kernel>, params));
   FLUX_CUDA_CHECK_LAUNCH(G::kShape.name);
+}
+
+}  // namespace kernel
+
+template <DType kDType, WeightLayout kLayout, ConfigId kConfig, GemmOutput kOutput>
+KernelInfo sm90_gemm_prepare(int device) {
+  return kernel::prepare<kernel::Sm90Gemm<kDType, kLayout, kConfig, kOutput>>(device);
+}
+
+template <DType kDType, WeightLayout kLayout, ConfigId kConfig, GemmOutput kOutput>
+void sm90_gemm_launch(const KernelLaunch& launch, cudaStream_t stream) {
+  kernel::launch<kernel::Sm90Gemm<kDType, kLayout, kConfig, kOutput>, kLayout>(launch, stream);
+}
+
+template <DType kOut, WeightLayout kLayout, ConfigId kConfig>
+KernelInfo sm90_fp8_gemm_prepare(int device) {
+  return kernel::prepare<kernel::Sm90Fp8Gemm<kOut, kLayout, kConfig>>(device);
+}
+
+template <DType kOut, WeightLayout kLayout, ConfigId kConfig>
+void sm90_fp8_gemm_launch(const KernelLaunch& launch, cudaStream_t stream) {
+  kernel::launch<kernel::Sm90Fp8Gemm<kOut, kLayout, kConfig>, kLayout>(launch, stream);
 }
 
 }  // namespace flux::gemm

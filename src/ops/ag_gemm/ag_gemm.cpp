@@ -122,6 +122,7 @@ struct AgGemmPlan::Impl {
     g.wait.value_ptr = rt->epoch();
     g.wait.fault = rt->fault();  // a timeout poisons every rank
     g.order = &L.order;
+    g.selection = &L.gemm;  // decided once: the GEMM's M-blocks are the gather's blocks
     return g;
   }
 
@@ -130,18 +131,16 @@ struct AgGemmPlan::Impl {
   // holds SMs (another op's kernels, NCCL, another process); if the runtime does not overlap them the
   // GEMM starts after the gather, which is slower but still right. Reasons: docs/NOTES.md, co-residency.
   void run_fused(const AgGemmLayout& L, const AgGemmArgs& args, cudaStream_t stream) {
-    const GemmSelection sel = fused_gemm->select(L.m);
-    device::AgGatherParams gp = gather_params(L, sel.config.tile_m);
+    device::AgGatherParams gp = gather_params(L, L.gemm.config.tile_m);
     FLUX_CUDA_CHECK(cudaMemsetAsync(block_parts, 0, sizeof(uint32_t) * size_t(gp.num_blocks), stream));
     device::launch_ag_gather(gp, L.gather_sms, stream);
     GemmArgs g = waiting_core_args(args, L);
-    g.after_resident_helper = true;
+    g.after_resident_helper = true;  // (waiting_core_args passes L.gemm: the blocks above are its tile rows)
     fused_gemm->run(g, stream);
   }
 
   void run_fused_ce(const AgGemmLayout& L, const AgGemmArgs& args, cudaStream_t stream) {
-    const GemmSelection sel = ce_gemm->select(L.m);
-    device::AgGatherParams gp = gather_params(L, sel.config.tile_m);
+    device::AgGatherParams gp = gather_params(L, L.gemm.config.tile_m);
     const int64_t shard = L.shard_rows;
     rt->fork(stream);
     const size_t row_bytes = size_t(desc.k) * dtype_size(desc.dtype);
@@ -205,6 +204,8 @@ AgGemmPlan::AgGemmPlan(Communicator& comm, const AgGemmDesc& desc, const AgGemmO
   p.world = comm.world_size();
   p.rank = comm.rank();
   FLUX_CHECK_ARG(comm.device() >= 0, "flux ag_gemm: the communicator has no GPU");
+  FLUX_CHECK_ARG(desc.dtype == DType::kBF16 || desc.dtype == DType::kFP16, "flux ag_gemm: dtype ", to_string(desc.dtype),
+                 " (expected bf16 or fp16; FP8 runs on the GEMM core, GemmPlan, and not yet in the fused ops)");
   validate_gemm_desc(GemmDesc{desc.n_per_rank, desc.k, desc.dtype, desc.layout});
   FLUX_CHECK_ARG(desc.max_m >= p.world && desc.max_m % p.world == 0, "flux ag_gemm: max_m = ", desc.max_m,
                  " (expected a positive multiple of the world size ", p.world, ")");
@@ -253,8 +254,16 @@ AgGemmPlan::~AgGemmPlan() = default;
 
 AgGemmLayout AgGemmPlan::layout(int64_t m, AgGemmImpl impl) const {
   const Impl& p = *impl_;
-  return ops::plan_ag_gemm(m, p.desc, p.world, p.rank, p.comm->shares_gpu(), p.ranks_on_gpu, p.limits.sm_count,
-                           p.gather_sms, impl != AgGemmImpl::kAuto ? impl : p.forced);
+  AgGemmLayout L = ops::plan_ag_gemm(m, p.desc, p.world, p.rank, p.comm->shares_gpu(), p.ranks_on_gpu,
+                                     p.limits.sm_count, p.gather_sms, impl != AgGemmImpl::kAuto ? impl : p.forced);
+  if (p.world == 1) {
+    L.gemm = p.full_gemm->select(m);
+  } else if (L.impl == AgGemmImpl::kFused) {
+    L.gemm = p.fused_gemm->select(m);
+  } else if (L.impl == AgGemmImpl::kFusedCopyEngine) {
+    L.gemm = p.ce_gemm->select(m);
+  }
+  return L;
 }
 
 TensorRef AgGemmPlan::run(const AgGemmArgs& args, cudaStream_t stream, AgGemmImpl impl) {

@@ -133,6 +133,7 @@ struct TileReduceCore {
     g.publish.flags = my_flags();
     g.publish.value_ptr = rt->epoch();
     g.order = &L.order;
+    g.selection = &L.gemm;  // decided once: the reduction below reads the same tile grid
     fused_gemm->run(g, stream);
     device::RsReduceParams p = reduce_params(m, args);
     const RowSegments segments{m, L.segment_rows};
@@ -279,6 +280,8 @@ struct TileReduceCore {
     world = c.world_size();
     rank = c.rank();
     FLUX_CHECK_ARG(c.device() >= 0, name, ": the communicator has no GPU");
+    FLUX_CHECK_ARG(d.dtype == DType::kBF16 || d.dtype == DType::kFP16, name, ": dtype ", to_string(d.dtype),
+                   " (expected bf16 or fp16; FP8 runs on the GEMM core, GemmPlan, and not yet in the fused ops)");
     validate_gemm_desc(GemmDesc{d.n, d.k_per_rank, d.dtype, d.layout});
     if (all) {
       FLUX_CHECK_ARG(d.max_m >= 1, name, ": max_m = ", d.max_m, " (expected >= 1)");
