@@ -1,10 +1,12 @@
-# scripts/device/build_tree.sh — sourced by the one-call device scripts (OUT in $1, "pip" in $2 to build
-# flux_torch beside): builds the C++ tree with the tests (carry the CUTLASS wheel and .devdeps), and with
-# "pip" flux_torch into build/py/site in the background (wait_pip waits for it and sets PYTHONPATH); links
-# the binaries into /tmp/bin and sources common.sh (step, status, the GPU's state). T0: the start.
+# scripts/device/build_tree.sh — sourced by the one-call device scripts (OUT in $1; $2 "pip" to build
+# flux_torch beside, "notests" for the benchmark alone): builds the C++ tree with the tests (carry the CUTLASS
+# wheel and .devdeps), and with "pip" flux_torch into build/py/site in the background (wait_pip waits for it
+# and sets PYTHONPATH); links the binaries into /tmp/bin and sources common.sh (step, status, the GPU's
+# state). T0: the start.
 set -uo pipefail
 out="$1"; mkdir -p "$out"
 export PATH="$PATH:/usr/local/cuda/bin" FLUX_GTEST_DIR="$PWD/.devdeps/gtest/usr" FLUX_BUILD_TESTS=ON
+[ "${2:-}" = "notests" ] && export FLUX_BUILD_TESTS=OFF
 T0=$(date +%s)
 site="$PWD/build/py/site"
 pip_pid=""
@@ -21,6 +23,6 @@ wait_pip() {  # wait_pip LOG: the pip build's end into OUT/LOG, then flux_torch 
 ./scripts/build.sh > "$out/build.log" 2>&1
 echo "build rc=$? at $(( $(date +%s) - T0 )) s"; grep -E " error" "$out/build.log" | head -5
 mkdir -p /tmp/bin
-ln -sf "$PWD"/build/tools/flux-bench "$PWD"/build/tools/flux-run "$PWD"/build/tests/flux_gpu_tests \
-  "$PWD"/build/tests/flux_gemm_ar_probe /tmp/bin/
+ln -sf "$PWD"/build/tools/flux-bench "$PWD"/build/tools/flux-run /tmp/bin/
+[ "$FLUX_BUILD_TESTS" = ON ] && ln -sf "$PWD"/build/tests/flux_gpu_tests "$PWD"/build/tests/flux_gemm_ar_probe /tmp/bin/
 source scripts/device/common.sh /tmp/bin "$out"

@@ -3,14 +3,7 @@
 # without tests (the benchmark only); flux-bench gemm --sweep in e4m3 on three suite shapes (every FP8 config x
 # raster x swizzle against cuBLASLt FP8); the 18 suite shapes with the FP8 promotion interval at 4, 8 and 16
 # (speed and the error against the fp64 reference, side by side with cuBLASLt).
-set -uo pipefail
-out="$1"; mkdir -p "$out"
-export PATH="$PATH:/usr/local/cuda/bin" FLUX_BUILD_TESTS=OFF
-T0=$(date +%s)
-./scripts/build.sh > "$out/build.log" 2>&1
-echo "build rc=$? at $(( $(date +%s) - T0 )) s"; grep -E " error" "$out/build.log" | head -5
-mkdir -p /tmp/bin && ln -sf "$PWD"/build/tools/flux-bench /tmp/bin/
-source scripts/device/common.sh /tmp/bin "$out"
+source scripts/device/build_tree.sh "$1" notests
 step sweep.log 150 flux-bench gemm --dtypes e4m3 --sweep --sweep-iters 20 --iters 20 \
   --shapes 1024x12288x12288,4096x24576x12288,8192x6144x12288 --json "$out/fp8_sweep.jsonl"
 python3 - "$out/fp8_sweep.jsonl" <<'PY' | tee -a "$out/sweep.log"

@@ -2,14 +2,7 @@
 # scripts/device/session7_promotion.sh OUT — one device call (carry the CUTLASS wheel): the C++ tree without
 # tests; flux-bench gemm in e4m3 (per-tensor, bf16 and fp16 out) on the 18 suite shapes with the FP8 promotion
 # interval at 16, 32 and 64, in one process each, for speed and the error against the fp64 reference.
-set -uo pipefail
-out="$1"; mkdir -p "$out"
-export PATH="$PATH:/usr/local/cuda/bin" FLUX_BUILD_TESTS=OFF
-T0=$(date +%s)
-./scripts/build.sh > "$out/build.log" 2>&1
-echo "build rc=$? at $(( $(date +%s) - T0 )) s"; grep -E " error" "$out/build.log" | head -5
-mkdir -p /tmp/bin && ln -sf "$PWD"/build/tools/flux-bench /tmp/bin/
-source scripts/device/common.sh /tmp/bin "$out"
+source scripts/device/build_tree.sh "$1" notests
 for p in 16 32 64; do
   for o in bf16 fp16; do
     j="$out/fp8_promo_${p}_$o.jsonl"; [ $o = fp16 ] && j="/tmp/fp8_promo_${p}_$o.jsonl"  # at most 8 files back

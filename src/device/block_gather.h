@@ -20,11 +20,14 @@
 
 namespace flux::device {
 
-// Bytes one CTA (one SM) of the gather keeps in flight: 1024 threads x 2 loads of 16 bytes. Across 8
-// SMs that is 256 KB, which at a few microseconds of NVLink latency sustains well under the link's
-// rate (Little's law; flux-bench model reports what the link would need).
+// Bytes one CTA (one SM) of the gather keeps in flight: 1024 threads x 8 loads of 16 bytes = 128 KB.
+// Sized by Little's law: NVLink 4's 450 GB/s per direction at ~3 us of remote-load latency needs
+// 450e9 x 3e-6 = 1.35 MB outstanding; on the default 8 gather SMs that is ~170 KB per SM. 8 loads per
+// thread (1 MB on 8 SMs, 32 registers of loads; 64 is the limit at 1024 threads) is the most that fits
+// without spills; until session 7 it was 2 (256 KB), a fifth of what the link needs. flux-bench model
+// measures the kernel's own rate (local memory) and reports in-flight against need.
 inline constexpr int64_t kAgGatherThreads = 1024;
-inline constexpr int64_t kAgGatherLoadsInFlight = 2;
+inline constexpr int64_t kAgGatherLoadsInFlight = 8;
 inline constexpr int64_t kAgGatherBytesInFlightPerSm = kAgGatherThreads * kAgGatherLoadsInFlight * 16;
 
 struct AgGatherParams {

@@ -17,7 +17,12 @@ namespace {
 // reduction is bandwidth work and a first version with one load per thread (256 threads x 8 SMs) ran
 // latency-bound at ~30 GB/s (two ranks on one H200: the fused path took 2x the sequential one).
 constexpr int kThreads = 1024;
-constexpr int kUnroll = 2;
+constexpr int kUnroll = 2;  // the reduction: 2 x 16 B x 1024 threads = one 128 x 128 bf16 tile per CTA at a time
+// The two-shot gather copies whole segments: 8 loads per thread in flight (128 KB per SM; Little's law as
+// the AG gather, src/device/block_gather.h). The reduction is bounded by its tile: one 32 KB tile per CTA
+// between flag waits, so more loads per thread would not add bytes in flight there; raising it needs
+// several tiles per CTA at a time (not yet done).
+constexpr int kGatherUnroll = 8;
 constexpr int kVec = 8;  // elements per 16-byte access
 
 template <class T>
@@ -177,14 +182,14 @@ __global__ void __launch_bounds__(kThreads, 1) ar_gather_kernel(ArGatherParams p
     uint4* dst = reinterpret_cast<uint4*>(static_cast<char*>(p.out) + r0 * row_bytes);
     const int64_t vecs = (r1 - r0) * row_bytes / 16;
     // kUnroll independent 16-byte loads per thread before the stores (bytes in flight, as the reduction).
-    for (int64_t v0 = int64_t(blockIdx.x) * kThreads + threadIdx.x; v0 < vecs; v0 += stride * kUnroll) {
-      uint4 x[kUnroll];
+    for (int64_t v0 = int64_t(blockIdx.x) * kThreads + threadIdx.x; v0 < vecs; v0 += stride * kGatherUnroll) {
+      uint4 x[kGatherUnroll];
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
+      for (int u = 0; u < kGatherUnroll; ++u) {
         if (v0 + u * stride < vecs) x[u] = src[v0 + u * stride];
       }
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
+      for (int u = 0; u < kGatherUnroll; ++u) {
         if (v0 + u * stride < vecs) dst[v0 + u * stride] = x[u];
       }
     }
