@@ -141,6 +141,37 @@ TEST(GemmValidate, SelectionMatchesTheCall) {
   }
 }
 
+// FP8 scale pointers: required for e4m3 (vectors 16-byte aligned, scalars 4-byte), refused for 16-bit
+// inputs; C's size (and so the overlap checks) follows the output type.
+TEST(GemmValidate, Fp8ScalesAndOutputType) {
+  flux::GemmDesc d{4096, 4096, flux::DType::kE4M3, flux::WeightLayout::kNK, flux::DType::kBF16,
+                   flux::ScaleKind::kPerRowCol};
+  flux::GemmArgs a = good_args();
+  std::string e = error_of([&] { flux::validate_gemm_args(d, a); });
+  EXPECT_NE(e.find("needs scale_a and scale_b (fp32 [M] and [N]"), std::string::npos) << e;
+  a.scale_a = reinterpret_cast<const float*>(0x60000000);
+  a.scale_b = reinterpret_cast<const float*>(0x60010004);  // 4-byte aligned only
+  e = error_of([&] { flux::validate_gemm_args(d, a); });
+  EXPECT_NE(e.find("16-byte aligned fp32 vectors"), std::string::npos) << e;
+  a.scale_b = reinterpret_cast<const float*>(0x60010000);
+  EXPECT_NO_THROW(flux::validate_gemm_args(d, a));
+  d.scale = flux::ScaleKind::kPerTensor;
+  a.scale_b = reinterpret_cast<const float*>(0x60010004);  // a scalar needs 4 bytes of alignment
+  EXPECT_NO_THROW(flux::validate_gemm_args(d, a));
+  // C (bf16, 2 bytes) right after A (1 byte per element): disjoint for e4m3, where a 2-byte A would overlap.
+  a.c = reinterpret_cast<void*>(0x10000000 + 100 * 4096);
+  EXPECT_NO_THROW(flux::validate_gemm_args(d, a));
+  const flux::GemmDesc bf16_sized{4096, 4096, flux::DType::kBF16, flux::WeightLayout::kNK};
+  flux::GemmArgs plain = a;
+  plain.scale_a = plain.scale_b = nullptr;
+  EXPECT_NE(error_of([&] { flux::validate_gemm_args(bf16_sized, plain); }).find("C overlaps A"), std::string::npos);
+  a.c = maddr(0x30000000);
+  // Scales on a bf16 plan are a mistake, said so.
+  const flux::GemmDesc bf16{4096, 4096, flux::DType::kBF16, flux::WeightLayout::kNK};
+  e = error_of([&] { flux::validate_gemm_args(bf16, a); });
+  EXPECT_NE(e.find("scales are for e4m3"), std::string::npos) << e;
+}
+
 TEST(GemmValidate, PlanWithoutGpuSaysSo) {
   int devices = 0;
   if (cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0) {
