@@ -453,6 +453,88 @@ at::Tensor gemm_impl(const at::Tensor& a, const at::Tensor& b, const c10::option
   });
 }
 
+// FP8: a [M, K] and b [N, K] in float8_e4m3fn, fp32 scales (one element each: per tensor; [M] and [N]: per
+// row of a and column of b), bias and the output in out_dtype (bfloat16 or float16; default bfloat16).
+at::Tensor gemm_fp8_impl(const at::Tensor& a, const at::Tensor& b, const at::Tensor& scale_a, const at::Tensor& scale_b,
+                         const c10::optional<at::Tensor>& bias, c10::optional<at::ScalarType> out_dtype) {
+  return translate("gemm_fp8", [&] {
+    const char* op = "gemm_fp8";
+    check_cuda_2d(op, "a", a, 2);
+    check_cuda_2d(op, "b", b, 2);
+    for (const at::Tensor* t : {&a, &b}) {
+      if (t->scalar_type() != at::kFloat8_e4m3fn) {
+        throw flux::InvalidArgument(std::string("flux gemm_fp8: ") + (t == &a ? "a" : "b") + " is " +
+                                    std::string(c10::toString(t->scalar_type())) + "; expected float8_e4m3fn");
+      }
+    }
+    const at::ScalarType out_type = out_dtype.value_or(at::kBFloat16);
+    if (out_type != at::kBFloat16 && out_type != at::kHalf) {
+      throw flux::InvalidArgument("flux gemm_fp8: out_dtype " + std::string(c10::toString(out_type)) +
+                                  "; expected bfloat16 or float16");
+    }
+    const int64_t m = a.size(0), k = a.size(1), n = b.size(0);
+    if (b.size(1) != k || b.device() != a.device()) {
+      throw flux::InvalidArgument("flux gemm_fp8: b is " + std::to_string(b.size(0)) + " x " + std::to_string(b.size(1)) +
+                                  " on " + b.device().str() + "; expected [N, K] with K = " + std::to_string(k) +
+                                  " (a's columns) on a's device (the weight as [N, K], as torch.nn.Linear)");
+    }
+    for (const at::Tensor* t : {&scale_a, &scale_b}) {
+      if (!t->is_cuda() || t->device() != a.device() || t->scalar_type() != at::kFloat || !t->is_contiguous()) {
+        throw flux::InvalidArgument(std::string("flux gemm_fp8: ") + (t == &scale_a ? "scale_a" : "scale_b") + " is " +
+                                    std::string(c10::toString(t->scalar_type())) + " on " + t->device().str() +
+                                    "; expected a contiguous float32 CUDA tensor on a's device");
+      }
+    }
+    flux::ScaleKind scale = flux::ScaleKind::kPerRowCol;
+    if (scale_a.numel() == 1 && scale_b.numel() == 1) {
+      scale = flux::ScaleKind::kPerTensor;
+    } else if (scale_a.numel() != m || scale_b.numel() != n) {
+      throw flux::InvalidArgument("flux gemm_fp8: scale_a has " + std::to_string(scale_a.numel()) + " and scale_b " +
+                                  std::to_string(scale_b.numel()) + " elements; expected 1 and 1 (per tensor) or M = " +
+                                  std::to_string(m) + " and N = " + std::to_string(n) + " (per row of a, column of b)");
+    }
+    const flux::DType out = out_type == at::kBFloat16 ? flux::DType::kBF16 : flux::DType::kFP16;
+    if (bias.has_value() && bias->defined()) {
+      check_cuda_2d(op, "bias", *bias, 1);
+      if (bias->scalar_type() != out_type || bias->size(0) != n || bias->device() != a.device()) {
+        throw flux::InvalidArgument("flux gemm_fp8: bias is " + std::to_string(bias->size(0)) + " " +
+                                    std::string(c10::toString(bias->scalar_type())) + "; expected N = " +
+                                    std::to_string(n) + " elements of out_dtype " + std::string(c10::toString(out_type)));
+      }
+    }
+    c10::cuda::CUDAGuard guard(a.device());
+    cudaStream_t stream = at::cuda::getCurrentCUDAStream(a.device().index()).stream();
+    FluxLock lock;
+    std::string key = plan_key("gemm_fp8", n, k, out, flux::WeightLayout::kNK, flux::to_string(scale)) +
+                      " device=" + std::to_string(a.device().index());
+    auto it = gemm_plans().find(key);
+    if (it == gemm_plans().end()) {
+      if (capturing(stream)) {
+        throw flux::InvalidArgument("flux_torch: no plan for " + key +
+                                    " yet, and a plan cannot be built inside CUDA-graph capture (it allocates); call "
+                                    "the op once eagerly with this shape before capturing");
+      }
+      flux::GemmDesc d{n, k, flux::DType::kE4M3, flux::WeightLayout::kNK, out, scale};
+      flux::GemmOptions go;
+      go.device = a.device().index();
+      it = gemm_plans().emplace(key, std::make_unique<flux::GemmPlan>(d, go)).first;
+    }
+    at::Tensor result = at::empty({m, n}, a.options().dtype(out_type));
+    if (m > 0) {
+      flux::GemmArgs args;
+      args.m = m;
+      args.a = a.data_ptr();
+      args.b = b.data_ptr();
+      args.bias = bias.has_value() && bias->defined() ? bias->data_ptr() : nullptr;
+      args.c = result.data_ptr();
+      args.scale_a = scale_a.data_ptr<float>();
+      args.scale_b = scale_b.data_ptr<float>();
+      it->second->run(args, stream);
+    }
+    return result;
+  });
+}
+
 // What every op on a group does first (under g_mu): check the operands, find the group, build its
 // communicator on first use. The caller holds the device guard's scope through `guard`.
 struct GroupOp {
@@ -557,6 +639,10 @@ std::tuple<at::Tensor, at::Tensor> ag_gemm_impl(const at::Tensor& a, const at::T
 at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, const c10::optional<at::Tensor>& bias,
                 const std::string& layout) {
   return gemm_impl(a, b, bias, layout, nullptr);
+}
+at::Tensor gemm_fp8(const at::Tensor& a, const at::Tensor& b, const at::Tensor& scale_a, const at::Tensor& scale_b,
+                    const c10::optional<at::Tensor>& bias, c10::optional<at::ScalarType> out_dtype) {
+  return gemm_fp8_impl(a, b, scale_a, scale_b, bias, out_dtype);
 }
 at::Tensor gemm_rs(const at::Tensor& a, const at::Tensor& b, const c10::optional<at::Tensor>& bias,
                    const std::string& group_name, const std::string& layout, const std::string& path) {
@@ -691,6 +777,8 @@ std::vector<std::string> plan_cache_trace(const std::vector<std::tuple<std::stri
 
 TORCH_LIBRARY(flux, m) {
   m.def("gemm(Tensor a, Tensor b, Tensor? bias=None, str layout=\"nk\") -> Tensor");
+  m.def("gemm_fp8(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b, Tensor? bias=None, ScalarType? out_dtype=None) "
+        "-> Tensor");
   m.def("gemm_rs(Tensor a, Tensor b, Tensor? bias, str group_name, str layout=\"nk\", str path=\"auto\") -> Tensor");
   m.def(
       "ag_gemm(Tensor a, Tensor b, Tensor? bias, str group_name, str layout=\"nk\", str path=\"auto\", "
@@ -699,12 +787,14 @@ TORCH_LIBRARY(flux, m) {
 
 TORCH_LIBRARY_IMPL(flux, CUDA, m) {
   m.impl("gemm", &flux_torch::gemm);
+  m.impl("gemm_fp8", &flux_torch::gemm_fp8);
   m.impl("gemm_rs", &flux_torch::gemm_rs);
   m.impl("ag_gemm", &flux_torch::ag_gemm);
 }
 // CPU tensors get the library's error ("expected a CUDA tensor"), not the dispatcher's "no kernel".
 TORCH_LIBRARY_IMPL(flux, CPU, m) {
   m.impl("gemm", &flux_torch::gemm);
+  m.impl("gemm_fp8", &flux_torch::gemm_fp8);
   m.impl("gemm_rs", &flux_torch::gemm_rs);
   m.impl("ag_gemm", &flux_torch::ag_gemm);
 }

@@ -3,12 +3,17 @@
 The CUDA kernels are registered by the extension (python/csrc/flux_torch.cpp), with these schemas:
 
   flux::gemm(Tensor a, Tensor b, Tensor? bias=None, str layout="nk") -> Tensor
+  flux::gemm_fp8(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b, Tensor? bias=None,
+                 ScalarType? out_dtype=None) -> Tensor
   flux::gemm_rs(Tensor a, Tensor b, Tensor? bias, str group_name, str layout="nk", str path="auto") -> Tensor
   flux::ag_gemm(Tensor a, Tensor b, Tensor? bias, str group_name, str layout="nk", str path="auto",
                 bool return_gathered=False) -> (Tensor, Tensor)
 
 Layouts: "nk" = B is [N, K] (torch.nn.Linear's weight), "kn" = B is [K, N]. W = the group's size.
   gemm      a [M, K]                      -> out [M, N]      = a B^T (+ bias [N])
+  gemm_fp8  a [M, K], B [N, K] float8_e4m3fn, scale_a / scale_b float32 ([1] and [1]: per tensor; [M] and
+            [N]: per row of a and column of B) -> out [M, N] out_dtype (bfloat16 default, or float16)
+                                                              = (a B^T) * sa * sb (+ bias [N], out_dtype)
   gemm_rs   a [M, K/W], B_r [N, K/W]      -> out [M/W, N]    = rows of sum_s a_s B_s^T for this rank (+ bias once)
   ag_gemm   a [M/W, K], B_r [N/W, K]      -> out [M, N/W]    = all_gather(a) B_r^T (+ bias [N/W]),
                                              gathered [M, K] (or [0, K] unless return_gathered)
@@ -56,6 +61,31 @@ def _gemm_fake(a, b, bias=None, layout="nk"):
     return a.new_empty((a.shape[0], n))
 
 
+@torch.library.register_fake("flux::gemm_fp8")
+def _gemm_fp8_fake(a, b, scale_a, scale_b, bias=None, out_dtype=None):
+    out_dtype = torch.bfloat16 if out_dtype is None else out_dtype
+    for name, t in (("a", a), ("b", b)):
+        if t.dim() != 2:
+            raise ValueError(f"flux gemm_fp8: {name} has {t.dim()} dimensions; expected 2")
+        if t.dtype != torch.float8_e4m3fn:
+            raise ValueError(f"flux gemm_fp8: {name} is {t.dtype}; expected float8_e4m3fn")
+    if out_dtype not in _DTYPES:
+        raise ValueError(f"flux gemm_fp8: out_dtype {out_dtype}; expected bfloat16 or float16")
+    m, k = a.shape
+    n = b.shape[0]
+    if b.shape[1] != k:
+        raise ValueError(f"flux gemm_fp8: b is {b.shape[0]} x {b.shape[1]}; expected [N, K] with K = {k} (a's columns)")
+    for name, t in (("scale_a", scale_a), ("scale_b", scale_b)):
+        if t.dtype != torch.float32:
+            raise ValueError(f"flux gemm_fp8: {name} is {t.dtype}; expected float32")
+    if not (scale_a.numel() == 1 and scale_b.numel() == 1) and (scale_a.numel() != m or scale_b.numel() != n):
+        raise ValueError(f"flux gemm_fp8: scale_a has {scale_a.numel()} and scale_b {scale_b.numel()} elements; "
+                         f"expected 1 and 1 (per tensor) or M = {m} and N = {n} (per row of a, column of b)")
+    if bias is not None and (bias.dim() != 1 or bias.shape[0] != n or bias.dtype != out_dtype):
+        raise ValueError(f"flux gemm_fp8: bias is {tuple(bias.shape)} {bias.dtype}; expected ({n},) {out_dtype}")
+    return a.new_empty((m, n), dtype=out_dtype)
+
+
 @torch.library.register_fake("flux::gemm_rs")
 def _gemm_rs_fake(a, b, bias, group_name, layout="nk", path="auto"):
     n, _ = _check("gemm_rs", a, b, bias, layout)
@@ -82,6 +112,14 @@ def _ag_gemm_fake(a, b, bias, group_name, layout="nk", path="auto", return_gathe
 def gemm(a: torch.Tensor, b: torch.Tensor, bias: Optional[torch.Tensor] = None, layout: str = "nk") -> torch.Tensor:
     """out [M, N] = a B^T (+ bias) on Flux's GEMM core (B [N, K] for layout nk, [K, N] for kn)."""
     return torch.ops.flux.gemm(a, b, bias, layout)
+
+
+def gemm_fp8(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: torch.Tensor,
+             bias: Optional[torch.Tensor] = None, out_dtype: Optional[torch.dtype] = None) -> torch.Tensor:
+    """out [M, N] = (a B^T) * scale_a * scale_b (+ bias) on Flux's FP8 GEMM core: a [M, K] and B [N, K] in
+    float8_e4m3fn, fp32 scales per tensor ([1] each) or per row of a / column of B ([M], [N]), out in out_dtype
+    (bfloat16 by default, or float16)."""
+    return torch.ops.flux.gemm_fp8(a, b, scale_a, scale_b, bias, out_dtype)
 
 
 def gemm_rs(a: torch.Tensor, b: torch.Tensor, bias: Optional[torch.Tensor] = None, group=None, layout: str = "nk",

@@ -29,6 +29,8 @@ def group():
 
 SCHEMAS = {
     "gemm": "flux::gemm(Tensor a, Tensor b, Tensor? bias=None, str layout=\"nk\") -> Tensor",
+    "gemm_fp8": "flux::gemm_fp8(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b, Tensor? bias=None, "
+                "ScalarType? out_dtype=None) -> Tensor",
     "gemm_rs": "flux::gemm_rs(Tensor a, Tensor b, Tensor? bias, str group_name, str layout=\"nk\", "
                "str path=\"auto\") -> Tensor",
     "ag_gemm": "flux::ag_gemm(Tensor a, Tensor b, Tensor? bias, str group_name, str layout=\"nk\", "
@@ -99,6 +101,31 @@ def test_real_kernels_raise_the_library_errors_as_value_errors(call, message):
     b = torch.randn(40, 64).bfloat16()
     with pytest.raises(ValueError, match=message):
         call(a, b)
+
+
+def test_fp8_fake_shapes_and_errors():
+    e4m3 = torch.float8_e4m3fn
+    with FakeTensorMode():
+        a = torch.empty(96, 64, dtype=e4m3)
+        b = torch.empty(40, 64, dtype=e4m3)
+        one, rows, cols = (torch.empty(n, dtype=torch.float32) for n in (1, 96, 40))
+        out = flux_torch.gemm_fp8(a, b, one, one)
+        assert out.shape == (96, 40) and out.dtype == torch.bfloat16
+        out = flux_torch.gemm_fp8(a, b, rows, cols, torch.empty(40, dtype=torch.float16), torch.float16)
+        assert out.shape == (96, 40) and out.dtype == torch.float16
+        for call, message in [
+            (lambda: flux_torch.gemm_fp8(a.bfloat16(), b, one, one), "expected float8_e4m3fn"),
+            (lambda: flux_torch.gemm_fp8(a, b[:, :32], one, one), "expected [N, K] with K = 64"),
+            (lambda: flux_torch.gemm_fp8(a, b, rows, one), "expected 1 and 1 (per tensor) or M = 96 and N = 40"),
+            (lambda: flux_torch.gemm_fp8(a, b, one, one, None, torch.float32), "expected bfloat16 or float16"),
+            (lambda: flux_torch.gemm_fp8(a, b, one, one, torch.empty(40, dtype=torch.float16)), "expected (40,)"),
+        ]:
+            with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")):
+                call()
+    # The real kernel on CPU tensors: the library's error.
+    a = torch.randn(96, 64).to(e4m3)
+    with pytest.raises(ValueError, match="flux gemm_fp8: a is on cpu; expected a CUDA tensor"):
+        flux_torch.gemm_fp8(a, a[:40], torch.ones(1), torch.ones(1))
 
 
 def test_compile_of_the_tp_mlp_on_meta_tensors_has_no_graph_break():

@@ -53,3 +53,28 @@ def test_flux_torch_on_one_gpu(world):
     assert proc.returncode == 0, f"W = {world}: exit {proc.returncode}\n{proc.stderr[-4000:]}"
     for r in range(world):
         assert f"rank {r}/{world} ok" in proc.stdout, f"rank {r} did not report success"
+
+
+@pytest.mark.parametrize("per_row", [False, True])
+@pytest.mark.parametrize("out_dtype", [torch.bfloat16, torch.float16])
+def test_gemm_fp8_against_the_dequantized_reference(per_row, out_dtype):
+    """flux_torch.gemm_fp8 in this process: e4m3 inputs (drawn so that rounding to e4m3 is exercised), scales
+    not 1, bias; every element finite and the whole against an fp64 reference from the dequantized inputs."""
+    reason = _skip_reason()
+    if reason:
+        pytest.skip(reason)
+    import flux_torch
+
+    g = torch.Generator(device="cuda").manual_seed(7)
+    for m, n, k in ((1, 1544, 1024), (127, 2056, 512), (1000, 1032, 2048)):
+        a = (torch.rand(m, k, device="cuda", generator=g) * 8 - 4).to(torch.float8_e4m3fn)
+        b = (torch.rand(n, k, device="cuda", generator=g) * 2 - 1).to(torch.float8_e4m3fn)
+        sa = torch.rand(m if per_row else 1, device="cuda", generator=g) * 1.5 + 0.5
+        sb = torch.rand(n if per_row else 1, device="cuda", generator=g) * 0.02 + 0.01
+        bias = (torch.rand(n, device="cuda", generator=g) * 2 - 1).to(out_dtype)
+        out = flux_torch.gemm_fp8(a, b, sa, sb, bias, out_dtype)
+        ref = (a.double() @ b.double().T) * sa.double().reshape(-1, 1) * sb.double().reshape(1, -1) + bias.double()
+        assert out.dtype == out_dtype and out.shape == (m, n)
+        assert torch.isfinite(out).all()
+        rel = ((out.double() - ref).norm() / ref.norm()).item()
+        assert rel < (1e-2 if out_dtype == torch.bfloat16 else 5e-3), (m, n, k, per_row, rel)
