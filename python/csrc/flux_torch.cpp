@@ -396,6 +396,24 @@ at::Tensor output(const char* op, const at::Tensor* into, const at::Tensor& a, i
   return *into;
 }
 
+// The GEMM core's plan for `key` on `device` (g_mu held): found, or built outside CUDA-graph capture (a plan
+// allocates), else an error saying to call the op once eagerly first.
+std::map<std::string, std::unique_ptr<flux::GemmPlan>>::iterator core_plan(const std::string& op_key,
+                                                                           const flux::GemmDesc& desc, int device,
+                                                                           cudaStream_t stream) {
+  const std::string key = op_key + " device=" + std::to_string(device);
+  auto it = gemm_plans().find(key);
+  if (it != gemm_plans().end()) return it;
+  if (capturing(stream)) {
+    throw flux::InvalidArgument("flux_torch: no plan for " + key +
+                                " yet, and a plan cannot be built inside CUDA-graph capture (it allocates); call "
+                                "the op once eagerly with this shape before capturing");
+  }
+  flux::GemmOptions go;
+  go.device = device;
+  return gemm_plans().emplace(key, std::make_unique<flux::GemmPlan>(desc, go)).first;
+}
+
 at::Tensor gemm_impl(const at::Tensor& a, const at::Tensor& b, const c10::optional<at::Tensor>& bias,
                      const std::string& layout, const at::Tensor* into) {
   return translate("gemm", [&] {
@@ -413,23 +431,8 @@ at::Tensor gemm_impl(const at::Tensor& a, const at::Tensor& b, const c10::option
     c10::cuda::CUDAGuard guard(a.device());
     cudaStream_t stream = at::cuda::getCurrentCUDAStream(a.device().index()).stream();
     FluxLock lock;
-    std::string key = plan_key("gemm", o, "core") + " device=" + std::to_string(a.device().index());
-    auto it = gemm_plans().find(key);
-    if (it == gemm_plans().end()) {
-      if (capturing(stream)) {
-        throw flux::InvalidArgument("flux_torch: no plan for " + key +
-                                    " yet, and a plan cannot be built inside CUDA-graph capture (it allocates); call "
-                                    "the op once eagerly with this shape before capturing");
-      }
-      flux::GemmDesc d;
-      d.n = o.n;
-      d.k = o.k;
-      d.dtype = o.dtype;
-      d.layout = o.layout;
-      flux::GemmOptions go;
-      go.device = a.device().index();
-      it = gemm_plans().emplace(key, std::make_unique<flux::GemmPlan>(d, go)).first;
-    }
+    auto it = core_plan(plan_key("gemm", o, "core"), flux::GemmDesc{o.n, o.k, o.dtype, o.layout},
+                        a.device().index(), stream);
     at::Tensor out = output("gemm", into, a, a.size(0), o.n);
     flux::GemmArgs args;
     args.m = a.size(0);
@@ -505,20 +508,9 @@ at::Tensor gemm_fp8_impl(const at::Tensor& a, const at::Tensor& b, const at::Ten
     c10::cuda::CUDAGuard guard(a.device());
     cudaStream_t stream = at::cuda::getCurrentCUDAStream(a.device().index()).stream();
     FluxLock lock;
-    std::string key = plan_key("gemm_fp8", n, k, out, flux::WeightLayout::kNK, flux::to_string(scale)) +
-                      " device=" + std::to_string(a.device().index());
-    auto it = gemm_plans().find(key);
-    if (it == gemm_plans().end()) {
-      if (capturing(stream)) {
-        throw flux::InvalidArgument("flux_torch: no plan for " + key +
-                                    " yet, and a plan cannot be built inside CUDA-graph capture (it allocates); call "
-                                    "the op once eagerly with this shape before capturing");
-      }
-      flux::GemmDesc d{n, k, flux::DType::kE4M3, flux::WeightLayout::kNK, out, scale};
-      flux::GemmOptions go;
-      go.device = a.device().index();
-      it = gemm_plans().emplace(key, std::make_unique<flux::GemmPlan>(d, go)).first;
-    }
+    auto it = core_plan(plan_key("gemm_fp8", n, k, out, flux::WeightLayout::kNK, flux::to_string(scale)),
+                        flux::GemmDesc{n, k, flux::DType::kE4M3, flux::WeightLayout::kNK, out, scale},
+                        a.device().index(), stream);
     at::Tensor result = at::empty({m, n}, a.options().dtype(out_type));
     if (m > 0) {
       flux::GemmArgs args;
