@@ -6,6 +6,12 @@
 //                 and, on request, the gathered A [M, K] (a view of the plan's workspace: no extra copy;
 //                 valid until the next run()).
 // M must be a multiple of W.
+// FP8 (dtype kE4M3, B as [N/W, K] only): A and B in e4m3, out and bias in out_dtype (bf16 / fp16), scaled
+// as the GEMM core does (flux/gemm.h: out = acc * sa * sb + bias). A is gathered in FP8 (half the bytes
+// of bf16 over the link) and, with per-row scales, so are its row scales: scale_a is this rank's
+// [1, M/W] and the GEMM reads the gathered [1, M] (gathered_scale_a()). Per tensor, scale_a is the
+// scale of the whole gathered A: every rank passes the same value (a global amax; shards quantized
+// each with their own scale need per-row scales).
 //
 // Paths (AgGemmImpl), all behind the same plan and run():
 //   kFused        this rank's shard goes into its symmetric gather buffer, a gather kernel on a few SMs
@@ -50,8 +56,10 @@ struct AgGemmDesc {
   int64_t max_m = 0;       // largest M (all ranks' rows) run() will see
   int64_t n_per_rank = 0;  // N / W
   int64_t k = 0;
-  DType dtype = DType::kBF16;
+  DType dtype = DType::kBF16;  // A and B: bf16, fp16 or e4m3
   WeightLayout layout = WeightLayout::kNK;
+  DType out_dtype = DType::kBF16;      // e4m3 only: out and bias (bf16 or fp16); else out is dtype
+  ScaleKind scale = ScaleKind::kNone;  // e4m3 only: kPerTensor or kPerRowCol
 };
 
 struct AgGemmOptions {
@@ -66,6 +74,10 @@ struct AgGemmArgs {
   TensorRef b;        // [N/W, K] or [K, N/W]
   TensorRef bias;     // [1, N/W] or data == nullptr
   TensorRef out;      // [M, N/W]
+  // e4m3 only (fp32): per tensor [1, 1] each; per row / column scale_a [1, M/W] (this rank's rows) and
+  // scale_b [1, N/W].
+  TensorRef scale_a;
+  TensorRef scale_b;
 };
 
 struct AgGemmLayout {
@@ -95,6 +107,9 @@ class AgGemmPlan {
   // Validates args (InvalidArgument), then enqueues on `stream`; returns the gathered A [M, K] (valid
   // until the next run()).
   TensorRef run(const AgGemmArgs& args, cudaStream_t stream, AgGemmImpl impl = AgGemmImpl::kAuto);
+  // FP8 with per-row scales: the gathered scale_a [1, M] of the last run() (same lifetime as its
+  // gathered A). InvalidArgument for a plan without row scales or before the first run().
+  TensorRef gathered_scale_a() const;
   // After the stream has been synchronized: throws TimeoutError if a wait on a peer expired.
   void check_status();
   void release();  // collective

@@ -27,6 +27,7 @@
 // is chosen only by FLUX_GEMM_AR_PATH or GemmArOptions::path until a node with several GPUs has measured
 // where it wins. W = 1 runs the GEMM core straight into out.
 //
+// FP8 inputs (e4m3 with scales, bf16 / fp16 partials and out) as GEMM+RS.
 // Collective, CUDA-graph safe and fail-stop exactly as GEMM+RS (flux/gemm_rs.h).
 #pragma once
 
@@ -51,8 +52,10 @@ struct GemmArDesc {
   int64_t max_m = 0;       // largest M run() will see
   int64_t n = 0;
   int64_t k_per_rank = 0;  // K / W
-  DType dtype = DType::kBF16;
+  DType dtype = DType::kBF16;  // A and B: bf16, fp16 or e4m3
   WeightLayout layout = WeightLayout::kNK;
+  DType out_dtype = DType::kBF16;      // e4m3 only: partials, out and bias (bf16 or fp16); else dtype
+  ScaleKind scale = ScaleKind::kNone;  // e4m3 only: kPerTensor or kPerRowCol
 };
 
 struct GemmArOptions {
@@ -68,6 +71,9 @@ struct GemmArArgs {
   TensorRef b;     // [N, K/W] or [K/W, N]
   TensorRef bias;  // [1, N] or data == nullptr
   TensorRef out;   // [M, N]
+  // e4m3 only: this rank's scales, as GemmRsArgs (scale_a [1, M] per row).
+  TensorRef scale_a;
+  TensorRef scale_b;
 };
 
 class GemmArPlan {

@@ -9,6 +9,9 @@
 // overlap; tests/ops/test_gemm_rs_plan.cpp pins down exactly when).
 // The W partials of an output element are summed in fp32 in a fixed rank order, so results are
 // bitwise identical from run to run.
+// FP8 (dtype kE4M3, B as [N, K/W] only): each rank's GEMM core takes e4m3 A and B with its own scales
+// and writes its partial in out_dtype (bf16 / fp16, flux/gemm.h), which is reduced as above; the unfused
+// paths run cuBLASLt FP8.
 //
 // Paths (GemmRsImpl), all behind the same plan and run():
 //   kFused       the GEMM core computes this rank's partial C into symmetric memory in a rank-rotated
@@ -51,8 +54,10 @@ struct GemmRsDesc {
   int64_t max_m = 0;       // largest M run() will see (M varies per call)
   int64_t n = 0;
   int64_t k_per_rank = 0;  // K / W
-  DType dtype = DType::kBF16;
+  DType dtype = DType::kBF16;  // A and B: bf16, fp16 or e4m3
   WeightLayout layout = WeightLayout::kNK;
+  DType out_dtype = DType::kBF16;      // e4m3 only: partials, out and bias (bf16 or fp16); else dtype
+  ScaleKind scale = ScaleKind::kNone;  // e4m3 only: kPerTensor or kPerRowCol
 };
 
 struct GemmRsOptions {
@@ -69,6 +74,10 @@ struct GemmRsArgs {
   TensorRef b;              // [N, K/W] or [K/W, N]
   TensorRef bias;           // [N] as 1 x N, or data == nullptr
   TensorRef out;            // [M/W, N]
+  // e4m3 only (fp32, this rank's): per tensor [1, 1] each; per row / column scale_a [1, M] (rows of this
+  // rank's A) and scale_b [1, N]. Each rank's partial is scaled by its own scales before the sum.
+  TensorRef scale_a;
+  TensorRef scale_b;
 };
 
 // What run() does for an M (CPU-testable planning, exposed for tests and tools).

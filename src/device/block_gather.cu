@@ -58,6 +58,11 @@ __global__ void __launch_bounds__(kThreads, 1) ag_gather_kernel(AgGatherParams p
             if (v0 + int64_t(u) * kThreads < vecs) dst[v0 + int64_t(u) * kThreads] = x[u];
           }
         }
+        if (p.scale_offset >= 0) {  // the piece's row scales (a piece is at most one block: <= 256 rows)
+          const float* ssrc = reinterpret_cast<const float*>(static_cast<const char*>(p.buffers[s]) + p.scale_offset);
+          float* sdst = reinterpret_cast<float*>(static_cast<char*>(p.buffers[p.rank]) + p.scale_offset);
+          for (int64_t i = r0 + threadIdx.x; i < r1; i += kThreads) sdst[i] = ssrc[i];
+        }
       }
       __syncthreads();  // the piece is written (by every thread) before thread 0 counts it
       if (threadIdx.x == 0) {
@@ -91,8 +96,10 @@ void launch_ag_release_blocks(const AgGatherParams& params, int step, cudaStream
 }
 
 void launch_ag_gather(const AgGatherParams& params, int ctas, cudaStream_t stream) {
-  FLUX_CHECK(params.world >= 1 && params.shard_rows >= 1 && (params.k * params.elem_bytes) % 16 == 0,
-             "ag gather: world ", params.world, " shard_rows ", params.shard_rows, " k ", params.k);
+  FLUX_CHECK(params.world >= 1 && params.shard_rows >= 1 && (params.k * params.elem_bytes) % 16 == 0 &&
+                 (params.scale_offset < 0 || params.scale_offset % 16 == 0),
+             "ag gather: world ", params.world, " shard_rows ", params.shard_rows, " k ", params.k, " elem_bytes ",
+             params.elem_bytes, " scale_offset ", params.scale_offset);
   ag_gather_kernel<<<ctas, kThreads, 0, stream>>>(params);
   FLUX_CUDA_CHECK_LAUNCH("ag_gather_kernel");
 }

@@ -9,7 +9,8 @@
 // own shard), and counts the piece in parts[block] (acq_rel: the last arriver sees the other pieces'
 // copies); the piece that completes a block (all shards its rows touch) releases flags[block] = epoch,
 // which the GEMM core's producer waits for before loading the block. parts must be zero at entry. The
-// epoch is read from device memory (the call's epoch).
+// epoch is read from device memory (the call's epoch). With FP8 row scales (scale_offset), a piece's
+// scales travel with its rows, so a released block has its rows and their scales in place.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -35,8 +36,11 @@ struct AgGatherParams {
   int32_t rank = 0, world = 1;
   int32_t block_rows = 128;       // the GEMM core's tile_m
   int32_t num_blocks = 0;         // ceil(m / block_rows)
-  int32_t elem_bytes = 2;
+  int32_t elem_bytes = 2;                   // of A: 2 (bf16 / fp16) or 1 (e4m3)
   void* const* buffers = nullptr;           // [world] gathered buffers [m, k]
+  // FP8 per-row scales: byte offset in every buffer of its fp32 row scales [m] (rank s's at rows of shard
+  // s, in place with its rows), gathered with the rows of each piece before the piece is counted; -1: none.
+  int64_t scale_offset = -1;
   const uint32_t* ready = nullptr;          // [world] this rank's "shard s ready" flags (pushed by rank s)
   const uint32_t* epoch = nullptr;          // device word: the call's epoch
   uint32_t* flags = nullptr;                // [num_blocks], local

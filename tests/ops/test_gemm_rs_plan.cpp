@@ -51,6 +51,8 @@ TEST(GemmRsPlan, RankRotatedOrderAndBands) {
   EXPECT_EQ(flux::ops::auto_col_bands(12288, 6144, 128, 50 << 20, 48), 7);
   EXPECT_EQ(flux::ops::auto_col_bands(1024, 256, 128, 50 << 20, 4), 1);
   EXPECT_EQ(flux::ops::auto_col_bands(12288, 49152, 128, 50 << 20, 4), 4);  // never more bands than unit columns
+  // e4m3: B is half the bytes, 4 bands instead of 7 (12288 x 6144 x 1 + 128 x 12288 x 4 bytes = 82 MB, 26 MB each).
+  EXPECT_EQ(flux::ops::auto_col_bands(12288, 6144, 128, 50 << 20, 48, 1), 4);
 }
 
 TEST(GemmRsPlan, MustBeAMultipleOfTheWorld) {

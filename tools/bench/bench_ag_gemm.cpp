@@ -7,7 +7,8 @@
 // alone; one GPU per rank only). hidden = (cublas_gemm + nccl_comm - fused) / nccl_comm where known.
 // A row reports the slowest rank's median; the fused output is checked on sampled rows against fp64.
 // Default suite: DESIGN.md's full-layer AG+GEMM shapes, M in {1024, 2048, 4096, 8192, 16384},
-// N = 49152, K = 12288.
+// N = 49152, K = 12288. FP8 rows (--dtypes e4m3): out in --out-dtype, scales per --scale (bench_operands.h);
+// every implementation, cuBLASLt included, runs FP8 with the same scales; nccl_comm moves the FP8 bytes.
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
@@ -26,6 +27,7 @@
 #include "src/common/nccl_check.h"
 #include "tools/bench/bench_ag_gemm.h"
 #include "tools/bench/bench_args.h"
+#include "tools/bench/bench_operands.h"
 #include "tools/bench/bench_ranks.h"
 #include "tools/common/device_tools.h"
 #include "tools/common/json.h"
@@ -44,7 +46,8 @@ uint64_t input_seed(uint64_t base, int set, int rank, int what) {
 }  // namespace
 
 int run_ag_gemm_bench(const std::vector<std::string>& argv, const std::string& command_line) {
-  Args args(argv, {"--dtypes", "--layout", "--shapes", "--warmup", "--iters", "--json", "--check-rows"}, {"--no-check"});
+  Args args(argv, {"--dtypes", "--layout", "--shapes", "--warmup", "--iters", "--json", "--check-rows", "--scale", "--out-dtype"},
+            {"--no-check"});
   Communicator comm;
   const int w = comm.world_size(), r = comm.rank();
   std::vector<DType> dtypes;
@@ -83,32 +86,44 @@ int run_ag_gemm_bench(const std::vector<std::string>& argv, const std::string& c
       const int64_t m = shape.m, n = shape.n / w, k = shape.k, shard = m / w;
       FLUX_CHECK_ARG(shape.n % w == 0 && m % w == 0, "flux-bench ag-gemm: shape ", m, "x", shape.n, "x", k,
                      " (M and N must be multiples of W = ", w, ")");
-      const size_t es = dtype_size(dtype);
+      const OpBenchTypes types = op_bench_types(dtype, args);
+      const size_t es = dtype_size(dtype), out_es = dtype_size(types.out);
       const int64_t set_bytes = (shard * k + n * k) * int64_t(es);
       const int sets = tools::rotating_sets(set_bytes, limits.l2_bytes, 8);
       std::vector<std::unique_ptr<Buffer>> a, b;
       for (int s = 0; s < sets; ++s) {
         a.push_back(std::make_unique<Buffer>(size_t(shard * k) * es));
         b.push_back(std::make_unique<Buffer>(size_t(n * k) * es));
-        tools::fill_random(a[s]->ptr, shard * k, dtype, input_seed(m, s, r, 1), 1.0f, stream);
+        tools::fill_random(a[s]->ptr, shard * k, dtype, input_seed(m, s, r, 1), types.a_range(), stream);
         tools::fill_random(b[s]->ptr, n * k, dtype, input_seed(m, s, r, 2), 1.0f, stream);
       }
-      Buffer out(size_t(m * n) * es), full(size_t(m * k) * es);
-      AgGemmPlan plan(comm, AgGemmDesc{m, n, k, dtype, layout});
-      GemmPlan core(GemmDesc{n, k, dtype, layout});
-      CublasGemm cublas(GemmDesc{n, k, dtype, layout}, m, false);
+      Buffer out(size_t(m * n) * out_es), full(size_t(m * k) * es);
+      // FP8: this rank's scales (per tensor, scale_a is the whole gathered A's: the same on every rank), and
+      // scales over all M rows for the GEMM-alone rows.
+      auto scales_of = [&](int rank) {
+        return OpBenchScales(types, shard, n, input_seed(m, 0, types.vectors() ? rank : 0, 4), input_seed(m, 0, rank, 5), stream);
+      };
+      const OpBenchScales scales = scales_of(r);
+      const OpBenchScales full_scales(types, m, n, input_seed(m, 0, 0, 6), input_seed(m, 0, r, 5), stream);
+      AgGemmPlan plan(comm, AgGemmDesc{m, n, k, dtype, layout, types.out, types.scale});
+      GemmPlan core(types.core(n, k, layout));
+      CublasGemm cublas(types.core(n, k, layout), m, false);
       GemmArgs g0;
       g0.m = m;
       g0.a = full.ptr;
       g0.b = b[0]->ptr;
       g0.c = out.ptr;
-      tools::fill_random(full.ptr, m * k, dtype, 1, 1.0f, stream);
+      g0.scale_a = full_scales.sa();
+      g0.scale_b = full_scales.sb();
+      tools::fill_random(full.ptr, m * k, dtype, 1, types.a_range(), stream);
       cublas.tune(g0, stream, 3);
       auto ag_args = [&](int set) {
         AgGemmArgs x;
         x.a_shard = TensorRef(a[set]->ptr, shard, k, dtype);
         x.b = layout == WeightLayout::kNK ? TensorRef(b[set]->ptr, n, k, dtype) : TensorRef(b[set]->ptr, k, n, dtype);
-        x.out = TensorRef(out.ptr, m, n, dtype);
+        x.out = TensorRef(out.ptr, m, n, types.out);
+        x.scale_a = scales.a_ref();
+        x.scale_b = scales.b_ref();
         return x;
       };
       int call = 0;
@@ -152,7 +167,17 @@ int run_ag_gemm_bench(const std::vector<std::string>& argv, const std::string& c
         // A = the concatenation of every rank's set-0 shard, regenerated from the seeds.
         for (int s = 0; s < w; ++s) {
           tools::fill_random(static_cast<char*>(full.ptr) + size_t(s * shard * k) * es, shard * k, dtype,
-                             input_seed(m, 0, s, 1), 1.0f, stream);
+                             input_seed(m, 0, s, 1), types.a_range(), stream);
+        }
+        // FP8 per row: the gathered row scales, every rank's regenerated from its seed.
+        Buffer full_sa(size_t(std::max<int64_t>(m, 1)) * sizeof(float));
+        if (types.vectors()) {
+          for (int s = 0; s < w; ++s) {
+            const OpBenchScales theirs = scales_of(s);
+            FLUX_CUDA_CHECK(cudaMemcpyAsync(full_sa.as<float>() + s * shard, theirs.sa(), size_t(shard) * sizeof(float),
+                                            cudaMemcpyDeviceToDevice, stream));
+            FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
+          }
         }
         const int64_t count = std::min<int64_t>(m, check_rows);
         std::vector<int32_t> rows;
@@ -160,12 +185,12 @@ int run_ag_gemm_bench(const std::vector<std::string>& argv, const std::string& c
         for (int64_t i = 0; i < count; ++i) rows.push_back(static_cast<int32_t>(i == 0 ? 0 : (i == 1 ? m - 1 : int64_t(rng() % uint64_t(m)))));
         Buffer d_rows(rows.size() * 4), ref(size_t(count * n) * 8);
         FLUX_CUDA_CHECK(cudaMemcpy(d_rows.ptr, rows.data(), rows.size() * 4, cudaMemcpyHostToDevice));
-        tools::reference_gemm_rows(dtype, layout, n, k, full.ptr, b[0]->ptr, nullptr, static_cast<int32_t*>(d_rows.ptr), count,
-                                   static_cast<double*>(ref.ptr), stream);
-        tools::CompareResult cr = tools::compare_rows(dtype, n, out.ptr, static_cast<int32_t*>(d_rows.ptr), count,
+        op_reference_rows(types, layout, n, k, full.ptr, b[0]->ptr, nullptr, types.vectors() ? full_sa.as<float>() : scales.sa(),
+                          scales.sb(), static_cast<int32_t*>(d_rows.ptr), count, static_cast<double*>(ref.ptr), stream);
+        tools::CompareResult cr = tools::compare_rows(types.out, n, out.ptr, static_cast<int32_t*>(d_rows.ptr), count,
                                                       static_cast<double*>(ref.ptr), stream);
         err = max_over_ranks(comm, cr.nonfinite > 0 ? 1e30 : cr.max_row_rel, "ag-gemm err");
-        if (!(*err < tools::tolerance(dtype))) ++failures;
+        if (!(*err < tools::tolerance(types.out))) ++failures;
       }
       const double flops = 2.0 * double(m) * double(n) * double(k);
       const double nccl_ms = nccl ? med.back() : 0.0;
@@ -185,6 +210,7 @@ int run_ag_gemm_bench(const std::vector<std::string>& argv, const std::string& c
             line.add("tflops", flops / med[i] / 1e9);  // per rank
           }
           line.add("max_rel_err", runs[i].name == "flux" ? err : std::nullopt).add("n_per_rank", n).add("layout", to_string(layout));
+          if (types.fp8()) line.add("out_dtype", to_string(types.out)).add("scale", to_string(types.scale));
           if (runs[i].name == "flux" || runs[i].name == "flux_ce") line.add("hidden", hidden_of(med[i]));
           if (runs[i].name == "flux") line.add("gemm_sms", L.gemm_sms).add("gather_sms", L.gather_sms).add("rule", L.reason);
           line.add("same_gpu", comm.shares_gpu()).add("mps", mps).add("iters", iters).add("gpu", limits.name).add("date", date)
@@ -196,7 +222,7 @@ int run_ag_gemm_bench(const std::vector<std::string>& argv, const std::string& c
       if (r == 0) {
         std::printf("%ldx%ldx%ld %s:", long(m), long(shape.n), long(k), to_string(dtype));
         for (size_t i = 0; i < runs.size(); ++i) std::printf(" %s %.3f", runs[i].name.c_str(), med[i]);
-        std::printf(" ms; path %s%s\n", to_string(L.impl), err && !(*err < tools::tolerance(dtype)) ? "  CHECK FAILED" : "");
+        std::printf(" ms; path %s%s\n", to_string(L.impl), err && !(*err < tools::tolerance(types.out)) ? "  CHECK FAILED" : "");
         std::fflush(stdout);
       }
       comm.barrier("ag-gemm shape done");

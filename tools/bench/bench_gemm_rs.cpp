@@ -8,7 +8,8 @@
 // Each rank times its own calls; a row reports the slowest rank's median. The fused output is
 // checked on sampled rows of every rank against fp64 built from every rank's inputs.
 // Default suite: DESIGN.md's full-layer GEMM+RS shapes, M in {1024, 2048, 4096, 8192, 16384},
-// N = 12288, K = 49152.
+// N = 12288, K = 49152. FP8 rows (--dtypes e4m3): out and partials in --out-dtype, each rank's scales per
+// --scale (bench_operands.h); every implementation, cuBLASLt included, runs FP8 with the same scales.
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
@@ -26,6 +27,7 @@
 #include "src/common/check.h"
 #include "src/common/nccl_check.h"
 #include "tools/bench/bench_args.h"
+#include "tools/bench/bench_operands.h"
 #include "tools/bench/bench_ranks.h"
 #include "tools/bench/bench_gemm_rs.h"
 #include "tools/common/device_tools.h"
@@ -45,7 +47,8 @@ uint64_t input_seed(uint64_t base, int set, int rank, int what) {
 }  // namespace
 
 int run_gemm_rs_bench(const std::vector<std::string>& argv, const std::string& command_line) {
-  Args args(argv, {"--dtypes", "--layout", "--shapes", "--warmup", "--iters", "--json", "--check-rows"}, {"--no-check"});
+  Args args(argv, {"--dtypes", "--layout", "--shapes", "--warmup", "--iters", "--json", "--check-rows", "--scale", "--out-dtype"},
+            {"--no-check"});
   Communicator comm;
   const int w = comm.world_size(), r = comm.rank();
   std::vector<DType> dtypes;
@@ -86,32 +89,41 @@ int run_gemm_rs_bench(const std::vector<std::string>& argv, const std::string& c
       const int64_t m = shape.m, n = shape.n, k = shape.k / w, seg = m / w;
       FLUX_CHECK_ARG(shape.k % w == 0 && m % w == 0, "flux-bench gemm-rs: shape ", m, "x", n, "x", shape.k,
                      " (M and K must be multiples of W = ", w, ")");
-      const size_t es = dtype_size(dtype);
+      const OpBenchTypes types = op_bench_types(dtype, args);
+      const size_t es = dtype_size(dtype), out_es = dtype_size(types.out);
       const int64_t set_bytes = (m * k + n * k) * int64_t(es);
       const int sets = tools::rotating_sets(set_bytes, limits.l2_bytes, 8);
       std::vector<std::unique_ptr<Buffer>> a, b;
       for (int s = 0; s < sets; ++s) {
         a.push_back(std::make_unique<Buffer>(size_t(m * k) * es));
         b.push_back(std::make_unique<Buffer>(size_t(n * k) * es));
-        tools::fill_random(a[s]->ptr, m * k, dtype, input_seed(m, s, r, 1), 1.0f, stream);
+        tools::fill_random(a[s]->ptr, m * k, dtype, input_seed(m, s, r, 1), types.a_range(), stream);
         tools::fill_random(b[s]->ptr, n * k, dtype, input_seed(m, s, r, 2), 1.0f, stream);
       }
-      Buffer out(size_t(seg * n) * es), partial(size_t(m * n) * es), recv(size_t(seg * n) * es);
-      GemmRsPlan plan(comm, GemmRsDesc{m, n, k, dtype, layout});
+      Buffer out(size_t(seg * n) * out_es), partial(size_t(m * n) * out_es), recv(size_t(seg * n) * out_es);
+      auto scales_of = [&](int rank) {  // FP8: a rank's scale_a over its M rows and scale_b over N
+        return OpBenchScales(types, m, n, input_seed(m, 0, rank, 4), input_seed(m, 0, rank, 5), stream);
+      };
+      const OpBenchScales scales = scales_of(r);
+      GemmRsPlan plan(comm, GemmRsDesc{m, n, k, dtype, layout, types.out, types.scale});
       const GemmRsLayout fused_layout = plan.layout(m, GemmRsImpl::kFused);
-      GemmPlan core(GemmDesc{n, k, dtype, layout});
-      CublasGemm cublas(GemmDesc{n, k, dtype, layout}, m, false);
+      GemmPlan core(types.core(n, k, layout));
+      CublasGemm cublas(types.core(n, k, layout), m, false);
       GemmArgs g0;
       g0.m = m;
       g0.a = a[0]->ptr;
       g0.b = b[0]->ptr;
       g0.c = partial.ptr;
+      g0.scale_a = scales.sa();
+      g0.scale_b = scales.sb();
       cublas.tune(g0, stream, 3);
       auto rs_args = [&](int set) {
         GemmRsArgs x;
         x.a = TensorRef(a[set]->ptr, m, k, dtype);
         x.b = layout == WeightLayout::kNK ? TensorRef(b[set]->ptr, n, k, dtype) : TensorRef(b[set]->ptr, k, n, dtype);
-        x.out = TensorRef(out.ptr, seg, n, dtype);
+        x.out = TensorRef(out.ptr, seg, n, types.out);
+        x.scale_a = scales.a_ref();
+        x.scale_b = scales.b_ref();
         return x;
       };
       int call = 0;
@@ -138,7 +150,7 @@ int run_gemm_rs_bench(const std::vector<std::string>& argv, const std::string& c
       if (nccl) {
         runs.push_back({"nccl_comm", [&](int) {
                           FLUX_NCCL_CHECK(ncclReduceScatter(partial.ptr, recv.ptr, size_t(seg * n),
-                                                            detail::nccl_data_type(dtype), ncclSum,
+                                                            detail::nccl_data_type(types.out), ncclSum,
                                                             comm.nccl(), stream));
                         }});
       }
@@ -170,19 +182,20 @@ int run_gemm_rs_bench(const std::vector<std::string>& argv, const std::string& c
         FLUX_CUDA_CHECK(cudaMemcpy(d_global.ptr, global_rows.data(), global_rows.size() * 4, cudaMemcpyHostToDevice));
         std::vector<double> total(size_t(count * n), 0.0), piece(size_t(count * n));
         for (int s = 0; s < w; ++s) {
-          tools::fill_random(ta.ptr, m * k, dtype, input_seed(m, 0, s, 1), 1.0f, stream);
+          tools::fill_random(ta.ptr, m * k, dtype, input_seed(m, 0, s, 1), types.a_range(), stream);
           tools::fill_random(tb.ptr, n * k, dtype, input_seed(m, 0, s, 2), 1.0f, stream);
-          tools::reference_gemm_rows(dtype, layout, n, k, ta.ptr, tb.ptr, nullptr, static_cast<int32_t*>(d_global.ptr), count,
-                                     static_cast<double*>(part_ref.ptr), stream);
+          const OpBenchScales theirs = scales_of(s);
+          op_reference_rows(types, layout, n, k, ta.ptr, tb.ptr, nullptr, theirs.sa(), theirs.sb(),
+                            static_cast<int32_t*>(d_global.ptr), count, static_cast<double*>(part_ref.ptr), stream);
           FLUX_CUDA_CHECK(cudaMemcpyAsync(piece.data(), part_ref.ptr, piece.size() * 8, cudaMemcpyDeviceToHost, stream));
           FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
           for (size_t i = 0; i < total.size(); ++i) total[i] += piece[i];
         }
         FLUX_CUDA_CHECK(cudaMemcpy(ref.ptr, total.data(), total.size() * 8, cudaMemcpyHostToDevice));
-        tools::CompareResult cr = tools::compare_rows(dtype, n, out.ptr, static_cast<int32_t*>(d_local.ptr), count,
+        tools::CompareResult cr = tools::compare_rows(types.out, n, out.ptr, static_cast<int32_t*>(d_local.ptr), count,
                                                       static_cast<double*>(ref.ptr), stream);
         err = max_over_ranks(comm, cr.nonfinite > 0 ? 1e30 : cr.max_row_rel, "gemm-rs err");
-        if (!(*err < tools::tolerance(dtype))) ++failures;
+        if (!(*err < tools::tolerance(types.out))) ++failures;
       }
       const double flops = 2.0 * double(m) * double(n) * double(k);
       const double nccl_ms = nccl ? med.back() : 0.0;
@@ -199,6 +212,7 @@ int run_gemm_rs_bench(const std::vector<std::string>& argv, const std::string& c
             line.add("tflops", flops / med[i] / 1e9);  // per rank
           }
           line.add("max_rel_err", runs[i].name == "flux" ? err : std::nullopt).add("k_per_rank", k).add("layout", to_string(layout));
+          if (types.fp8()) line.add("out_dtype", to_string(types.out)).add("scale", to_string(types.scale));
           if (runs[i].name == "flux") {
             line.add("hidden", hidden).add("config", fused_layout.gemm.config.name).add("col_bands", fused_layout.col_bands)
                 .add("reduce_sms", fused_layout.reduce_sms).add("rule", plan.layout(m).reason);
@@ -215,7 +229,7 @@ int run_gemm_rs_bench(const std::vector<std::string>& argv, const std::string& c
         std::printf("%-20s %-5s %9.3f %9.3f %9.3f %9.3f %9.3f %9s %8s %s%s\n", shape_text, to_string(dtype), med[0], med[1],
                     med[2], med[3], med[4], nccl ? std::to_string(nccl_ms).substr(0, 7).c_str() : "-",
                     hidden ? std::to_string(*hidden).substr(0, 6).c_str() : "-", to_string(plan.layout(m).impl),
-                    err && !(*err < tools::tolerance(dtype)) ? "  CHECK FAILED" : "");
+                    err && !(*err < tools::tolerance(types.out)) ? "  CHECK FAILED" : "");
         std::fflush(stdout);
       }
       comm.barrier("gemm-rs shape done");

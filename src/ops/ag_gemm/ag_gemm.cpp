@@ -1,7 +1,8 @@
 // src/ops/ag_gemm/ag_gemm.cpp — AG+GEMM: the plan (validation, workspace) and the four paths.
 //
 // Workspace (for max_m): a symmetric gather buffer G [max_m, K] (rank r's shard sits at rows
-// r * M/W of its own G, where the peers read it), local M-block flags and part counters for the GEMM
+// r * M/W of its own G, where the peers read it; FP8 with per-row scales: followed, 16-byte aligned, by
+// the fp32 row scales [max_m], rank r's at rows r * M/W, which travel with the rows), local M-block flags and part counters for the GEMM
 // core's wait-before-load, and the shared op runtime (src/ops/common/op_runtime.h) whose signals hold,
 // per rank, one "shard ready" flag per source rank (pushed by the source into every consumer's memory,
 // so every consumer polls its own).
@@ -37,6 +38,7 @@
 #include "src/ops/ag_gemm/ag_gemm_plan.h"
 #include "src/ops/common/flag_sizing.h"
 #include "src/ops/common/op_runtime.h"
+#include "src/ops/common/op_types.h"
 #include "src/ops/common/sm_budget.h"
 
 namespace flux {
@@ -49,6 +51,7 @@ namespace {
 struct AgGemmPlan::Impl {
   Communicator* comm = nullptr;
   AgGemmDesc desc;
+  ops::OpTypes types;  // A, B in `in` (gathered in it); out, bias in `out`
   AgGemmOptions opt;
   int world = 1, rank = 0, ranks_on_gpu = 1;
   DeviceLimits limits;
@@ -62,6 +65,8 @@ struct AgGemmPlan::Impl {
   uint32_t* block_flags = nullptr;  // [max blocks] local
   uint32_t* block_parts = nullptr;  // [max blocks] local
   int64_t max_blocks = 0;
+  int64_t scale_offset = -1;  // FP8 per-row: byte offset of the row scales in G (-1: none)
+  TensorRef last_scale_a;     // FP8 per-row: the last run()'s gathered scale_a
   // (m, bias, stream slot) -> cuBLAS plan on that slot's workspace.
   std::map<std::tuple<int64_t, bool, int>, std::unique_ptr<CublasGemm>> cublas;
 
@@ -71,15 +76,26 @@ struct AgGemmPlan::Impl {
   }
 
   char* g_rows(int owner, int64_t row) const {
-    return static_cast<char*>(gathered->peer(owner)) + row * desc.k * int64_t(dtype_size(desc.dtype));
+    return static_cast<char*>(gathered->peer(owner)) + row * desc.k * int64_t(types.in_bytes());
+  }
+  float* g_scales(int owner, int64_t row) const {  // FP8 per-row only
+    return reinterpret_cast<float*>(static_cast<char*>(gathered->peer(owner)) + scale_offset) + row;
+  }
+  // Copies rows [row, row + rows) of rank `owner`'s G (and their scales) into this rank's G.
+  void copy_rows_from(int owner, int64_t row, int64_t rows, cudaStream_t st) const {
+    FLUX_CUDA_CHECK(cudaMemcpyAsync(g_rows(rank, row), g_rows(owner, row), size_t(rows) * size_t(desc.k) * types.in_bytes(),
+                                    cudaMemcpyDeviceToDevice, st));
+    if (scale_offset >= 0) {
+      FLUX_CUDA_CHECK(cudaMemcpyAsync(g_scales(rank, row), g_scales(owner, row), size_t(rows) * sizeof(float),
+                                      cudaMemcpyDeviceToDevice, st));
+    }
   }
 
   CublasGemm& cublas_for(int64_t m, bool bias, int slot) {
     auto key = std::make_tuple(m, bias, slot);
     auto it = cublas.find(key);
     if (it != cublas.end()) return *it->second;
-    auto made = std::make_unique<CublasGemm>(GemmDesc{desc.n_per_rank, desc.k, desc.dtype, desc.layout}, m, bias, 1, 0,
-                                             0, &rt->cublas(slot));
+    auto made = std::make_unique<CublasGemm>(types.core(desc.n_per_rank, desc.k), m, bias, 1, 0, 0, &rt->cublas(slot));
     CublasGemm& ref = *made;
     cublas.emplace(key, std::move(made));
     return ref;
@@ -96,8 +112,9 @@ struct AgGemmPlan::Impl {
     p.num_blocks = static_cast<int32_t>((L.m + block_rows - 1) / block_rows);
     FLUX_CHECK(p.num_blocks <= max_blocks, "flux ag_gemm: ", p.num_blocks, " M-blocks of ", block_rows, " rows at M = ", L.m,
                " but the plan holds ", max_blocks, " block flags");
-    p.elem_bytes = static_cast<int32_t>(dtype_size(desc.dtype));
+    p.elem_bytes = static_cast<int32_t>(types.in_bytes());
     p.buffers = gathered->device_peers();
+    p.scale_offset = scale_offset;
     p.ready = rt->signals().local();
     p.epoch = rt->epoch();
     p.flags = block_flags;
@@ -113,6 +130,8 @@ struct AgGemmPlan::Impl {
     g.b = args.b.data;
     g.bias = args.bias.data;
     g.c = args.out.mutable_data();
+    g.scale_a = scale_offset >= 0 ? g_scales(rank, 0) : static_cast<const float*>(args.scale_a.data);
+    g.scale_b = static_cast<const float*>(args.scale_b.data);
     return g;
   }
 
@@ -143,13 +162,11 @@ struct AgGemmPlan::Impl {
     device::AgGatherParams gp = gather_params(L, L.gemm.config.tile_m);
     const int64_t shard = L.shard_rows;
     rt->fork(stream);
-    const size_t row_bytes = size_t(desc.k) * dtype_size(desc.dtype);
     for (int t = 0; t < world; ++t) {
       const int s = (rank + t) % world;
       if (t > 0) {
         rt->signals().wait_epoch_on_stream(s, s, rt->side());
-        FLUX_CUDA_CHECK(cudaMemcpyAsync(g_rows(rank, s * shard), g_rows(s, s * shard), size_t(shard) * row_bytes,
-                                        cudaMemcpyDeviceToDevice, rt->side()));
+        copy_rows_from(s, s * shard, shard, rt->side());
       }
       device::launch_ag_release_blocks(gp, t, rt->side());  // the blocks ring step t completes
     }
@@ -158,9 +175,15 @@ struct AgGemmPlan::Impl {
   }
 
   void run_sequential(const AgGemmLayout& L, const AgGemmArgs& args, cudaStream_t stream) {
-    if (comm->nccl_available()) {
+    if (comm->nccl_available()) {  // FP8 moves as bytes (ncclUint8), its row scales as fp32
+      FLUX_NCCL_CALL(*comm, ncclGroupStart());
       FLUX_NCCL_CALL(*comm, ncclAllGather(args.a_shard.data, gathered->local(), size_t(L.shard_rows) * size_t(desc.k),
-                                          detail::nccl_data_type(desc.dtype), comm->nccl(), stream));
+                                          detail::nccl_data_type(types.in), comm->nccl(), stream));
+      if (scale_offset >= 0) {
+        FLUX_NCCL_CALL(*comm, ncclAllGather(args.scale_a.data, g_scales(rank, 0), size_t(L.shard_rows), ncclFloat32,
+                                            comm->nccl(), stream));
+      }
+      FLUX_NCCL_CALL(*comm, ncclGroupEnd());
     } else {
       device::AgGatherParams gp = gather_params(L, 128);
       FLUX_CUDA_CHECK(cudaMemsetAsync(block_parts, 0, sizeof(uint32_t) * size_t(gp.num_blocks), stream));
@@ -171,8 +194,7 @@ struct AgGemmPlan::Impl {
 
   void run_decomposed(const AgGemmLayout& L, const AgGemmArgs& args, cudaStream_t stream) {
     const int64_t shard = L.shard_rows;
-    const size_t row_bytes = size_t(desc.k) * dtype_size(desc.dtype);
-    const size_t out_row_bytes = size_t(desc.n_per_rank) * dtype_size(desc.dtype);
+    const size_t out_row_bytes = size_t(desc.n_per_rank) * types.out_bytes();
     rt->fork(stream);
     for (int t = 0; t < world; ++t) {
       const int s = (rank + t) % world;
@@ -180,14 +202,11 @@ struct AgGemmPlan::Impl {
       cudaStream_t st = slot == 0 ? stream : rt->side();
       if (t > 0) {
         rt->signals().wait_epoch_on_stream(s, s, st);
-        FLUX_CUDA_CHECK(cudaMemcpyAsync(g_rows(rank, s * shard), g_rows(s, s * shard), size_t(shard) * row_bytes,
-                                        cudaMemcpyDeviceToDevice, st));
+        copy_rows_from(s, s * shard, shard, st);
       }
-      GemmArgs g;
-      g.m = shard;
+      GemmArgs g = core_args(args, shard);
       g.a = g_rows(rank, s * shard);
-      g.b = args.b.data;
-      g.bias = args.bias.data;
+      if (scale_offset >= 0) g.scale_a = g_scales(rank, s * shard);
       g.c = static_cast<char*>(args.out.mutable_data()) + size_t(s * shard) * out_row_bytes;
       cublas_for(shard, args.bias.data != nullptr, slot).run(g, st);
     }
@@ -204,9 +223,7 @@ AgGemmPlan::AgGemmPlan(Communicator& comm, const AgGemmDesc& desc, const AgGemmO
   p.world = comm.world_size();
   p.rank = comm.rank();
   FLUX_CHECK_ARG(comm.device() >= 0, "flux ag_gemm: the communicator has no GPU");
-  FLUX_CHECK_ARG(desc.dtype == DType::kBF16 || desc.dtype == DType::kFP16, "flux ag_gemm: dtype ", to_string(desc.dtype),
-                 " (expected bf16 or fp16; FP8 runs on the GEMM core, GemmPlan, and not yet in the fused ops)");
-  validate_gemm_desc(GemmDesc{desc.n_per_rank, desc.k, desc.dtype, desc.layout});
+  p.types = ops::resolve_op_types("flux ag_gemm", desc.dtype, desc.layout, desc.out_dtype, desc.scale, desc.n_per_rank, desc.k);
   FLUX_CHECK_ARG(desc.max_m >= p.world && desc.max_m % p.world == 0, "flux ag_gemm: max_m = ", desc.max_m,
                  " (expected a positive multiple of the world size ", p.world, ")");
   p.forced = options.impl != AgGemmImpl::kAuto ? options.impl : parse_ag_gemm_impl(knobs::get_string("FLUX_AG_GEMM_IMPL"));
@@ -218,7 +235,7 @@ AgGemmPlan::AgGemmPlan(Communicator& comm, const AgGemmDesc& desc, const AgGemmO
   GemmOptions go = options.gemm;
   go.rank = p.rank;
   go.device = comm.device();
-  GemmDesc core{desc.n_per_rank, desc.k, desc.dtype, desc.layout};
+  const GemmDesc core = p.types.core(desc.n_per_rank, desc.k);
   go.max_sms = 0;
   p.full_gemm = std::make_unique<GemmPlan>(core, go);
   int gemm_sms = 0, gather = 0;
@@ -235,15 +252,22 @@ AgGemmPlan::AgGemmPlan(Communicator& comm, const AgGemmDesc& desc, const AgGemmO
   // Compare what every rank resolved (knobs included); a difference fails on every rank, named.
   comm.check_same("ag_gemm plan",
                   detail::cat("W=", p.world, " max_m=", desc.max_m, " n_per_rank=", desc.n_per_rank, " k=", desc.k, " ",
-                              to_string(desc.dtype), " ", to_string(desc.layout), " impl=", to_string(p.forced),
+                              p.types.describe(), " impl=", to_string(p.forced),
                               " gather_sms=", p.gather_sms, " split=", gemm_sms, "+", gather, " initial_epoch=",
                               options.initial_epoch, " gemm: ", p.full_gemm->resolved_options(),
                               p.fused_gemm ? " fused gemm: " + p.fused_gemm->resolved_options() : std::string(),
                               p.ce_gemm ? " ce gemm: " + p.ce_gemm->resolved_options() : std::string()));
   if (p.world > 1) {
     p.rt = std::make_unique<ops::OpRuntime>(comm, "ag_gemm", ops::OpRuntimeOptions{p.world, options.initial_epoch});
-    p.gathered = std::make_unique<SymmetricBuffer>(comm, size_t(desc.max_m) * size_t(desc.k) * dtype_size(desc.dtype),
-                                                   "ag_gemm gathered A");
+    size_t g_bytes = size_t(desc.max_m) * size_t(desc.k) * p.types.in_bytes();
+    if (p.types.row_scales()) {
+      // 128-byte aligned (a cache line), so no line of scales spans two M-blocks (>= 64 rows, 256 bytes):
+      // the GEMM's epilogue never reads a block's scales through a line cached before they arrived.
+      g_bytes = (g_bytes + 127) / 128 * 128;
+      p.scale_offset = static_cast<int64_t>(g_bytes);
+      g_bytes += size_t(desc.max_m) * sizeof(float);
+    }
+    p.gathered = std::make_unique<SymmetricBuffer>(comm, g_bytes, "ag_gemm gathered A");
     p.max_blocks = std::max<int64_t>(ops::max_block_flags(desc.max_m), (desc.max_m + 127) / 128);  // configs; fused_ce's 128
     FLUX_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&p.block_flags), sizeof(uint32_t) * size_t(p.max_blocks)));
     FLUX_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&p.block_parts), sizeof(uint32_t) * size_t(p.max_blocks)));
@@ -272,14 +296,15 @@ TensorRef AgGemmPlan::run(const AgGemmArgs& args, cudaStream_t stream, AgGemmImp
   const int64_t shard = args.a_shard.rows, m = shard * p.world;
   FLUX_CHECK_ARG(shard >= 1 && m <= p.desc.max_m, op, ": A shard has ", shard, " rows, M = W x rows = ", m,
                  " (expected 1 <= M <= max_m = ", p.desc.max_m, ")");
-  check_tensor(op, "A shard", args.a_shard, shard, p.desc.k, p.desc.dtype);
+  check_tensor(op, "A shard", args.a_shard, shard, p.desc.k, p.types.in);
   if (p.desc.layout == WeightLayout::kNK) {
-    check_tensor(op, "B", args.b, p.desc.n_per_rank, p.desc.k, p.desc.dtype);
+    check_tensor(op, "B", args.b, p.desc.n_per_rank, p.desc.k, p.types.in);
   } else {
-    check_tensor(op, "B", args.b, p.desc.k, p.desc.n_per_rank, p.desc.dtype);
+    check_tensor(op, "B", args.b, p.desc.k, p.desc.n_per_rank, p.types.in);
   }
-  check_tensor(op, "out", args.out, m, p.desc.n_per_rank, p.desc.dtype);
-  if (args.bias.data) check_tensor(op, "bias", args.bias, 1, p.desc.n_per_rank, p.desc.dtype);
+  check_tensor(op, "out", args.out, m, p.desc.n_per_rank, p.types.out);
+  if (args.bias.data) check_tensor(op, "bias", args.bias, 1, p.desc.n_per_rank, p.types.out);
+  ops::check_op_scales(op, p.types, args.scale_a, shard, args.scale_b, p.desc.n_per_rank);
   p.comm->check_fault();  // fail-stop: nothing runs on a communicator that has failed
   if (p.world == 1) {
     GemmArgs g;
@@ -288,10 +313,18 @@ TensorRef AgGemmPlan::run(const AgGemmArgs& args, cudaStream_t stream, AgGemmImp
     g.b = args.b.data;
     g.bias = args.bias.data;
     g.c = args.out.mutable_data();
+    g.scale_a = static_cast<const float*>(args.scale_a.data);
+    g.scale_b = static_cast<const float*>(args.scale_b.data);
     p.full_gemm->run(g, stream);
+    if (p.types.row_scales()) p.last_scale_a = args.scale_a;  // one rank: its rows are all of A
     return args.a_shard;
   }
   const AgGemmLayout L = layout(m, impl);
+  // The decomposed path's one cuBLASLt GEMM per shard reads that shard's row scales at an offset of
+  // shard x 4 bytes, which the scale vectors' 16-byte alignment allows only for shards of 4k rows.
+  FLUX_CHECK_ARG(!(L.impl == AgGemmImpl::kDecomposed && p.scale_offset >= 0 && shard % 4 != 0), op,
+                 ": the decomposed path with per-row FP8 scales needs M / W a multiple of 4 (16-byte aligned scale rows "
+                 "per shard); M / W = ", shard, " (use fused or sequential)");
   // No peer still reads my gather buffer from the last call; my block flags are refreshed.
   const FlagRange refresh{p.block_flags, p.max_blocks};
   p.rt->begin(stream, &refresh, 1);
@@ -299,6 +332,10 @@ TensorRef AgGemmPlan::run(const AgGemmArgs& args, cudaStream_t stream, AgGemmImp
   if (!nccl_gather) {
     FLUX_CUDA_CHECK(cudaMemcpyAsync(p.g_rows(p.rank, p.rank * shard), args.a_shard.data,
                                     size_t(args.a_shard.bytes()), cudaMemcpyDeviceToDevice, stream));
+    if (p.scale_offset >= 0) {
+      FLUX_CUDA_CHECK(cudaMemcpyAsync(p.g_scales(p.rank, p.rank * shard), args.scale_a.data, size_t(shard) * sizeof(float),
+                                      cudaMemcpyDeviceToDevice, stream));
+    }
     p.rt->signals().set_epoch_on_stream(p.rank, stream);  // my shard is in place: ready[rank] = e everywhere
   }
   switch (L.impl) {
@@ -309,7 +346,16 @@ TensorRef AgGemmPlan::run(const AgGemmArgs& args, cudaStream_t stream, AgGemmImp
     default: FLUX_CHECK(false, "unresolved ag_gemm path");
   }
   p.rt->end(stream);
-  return TensorRef(p.gathered->local(), m, p.desc.k, p.desc.dtype);
+  if (p.scale_offset >= 0) p.last_scale_a = TensorRef(p.g_scales(p.rank, 0), 1, m, DType::kFP32);
+  return TensorRef(p.gathered->local(), m, p.desc.k, p.types.in);
+}
+
+TensorRef AgGemmPlan::gathered_scale_a() const {
+  const Impl& p = *impl_;
+  FLUX_CHECK_ARG(p.types.row_scales(), "flux ag_gemm: gathered_scale_a() on a plan with ", p.types.describe(),
+                 " (expected an e4m3 plan with per-row-col scales)");
+  FLUX_CHECK_ARG(p.last_scale_a.data != nullptr, "flux ag_gemm: gathered_scale_a() before the first run()");
+  return p.last_scale_a;
 }
 
 void AgGemmPlan::check_status() {

@@ -36,6 +36,7 @@
 #include "src/ops/common/flag_sizing.h"
 #include "src/device/tile_reduce.h"
 #include "src/ops/common/op_runtime.h"
+#include "src/ops/common/op_types.h"
 #include "src/ops/common/sm_budget.h"
 #include "src/ops/gemm_rs/gemm_rs_plan.h"
 
@@ -60,6 +61,7 @@ struct TileReduceCore {
   const char* name = "flux gemm_rs";
   Communicator* comm = nullptr;
   GemmRsDesc desc;
+  OpTypes types;  // A, B in `in`; partials, out, bias in `out` (FP8: e4m3 -> bf16 / fp16 with scales)
   GemmRsOptions opt;
   int world = 1, rank = 0;
   DeviceLimits limits;
@@ -94,7 +96,7 @@ struct TileReduceCore {
     auto key = std::make_tuple(m, n_chunk, bias, slot);
     auto it = cublas.find(key);
     if (it != cublas.end()) return *it->second;
-    GemmDesc d{n_chunk, desc.k_per_rank, desc.dtype, desc.layout};
+    GemmDesc d = types.core(n_chunk, desc.k_per_rank);
     int64_t ldb = desc.layout == WeightLayout::kKN ? desc.n : 0;  // a column block of B [K, N]
     auto made = std::make_unique<CublasGemm>(d, m, bias, 1, ldb, 0, &rt->cublas(slot));
     CublasGemm& ref = *made;
@@ -119,15 +121,23 @@ struct TileReduceCore {
     return p;
   }
 
+  // The GEMM's inputs for all of A and B (scales included): the fused and sequential paths' GEMM.
+  GemmArgs gemm_inputs(int64_t m, const GemmRsArgs& args) const {
+    GemmArgs g;
+    g.m = m;
+    g.a = args.a.data;
+    g.b = args.b.data;
+    g.scale_a = static_cast<const float*>(args.scale_a.data);
+    g.scale_b = static_cast<const float*>(args.scale_b.data);
+    return g;
+  }
+
   void run_fused(const GemmRsLayout& L, const GemmRsArgs& args, cudaStream_t stream) {
     const int64_t m = L.m;
     FLUX_CHECK(L.gemm.tiles_m * L.gemm.tiles_n <= flag_count, name, ": config ", L.gemm.config.name, " has ",
                L.gemm.tiles_m, " x ", L.gemm.tiles_n, " tiles at M = ", m, " but the plan holds ", flag_count, " flags");
     rt->fork(stream);
-    GemmArgs g;
-    g.m = m;
-    g.a = args.a.data;
-    g.b = args.b.data;
+    GemmArgs g = gemm_inputs(m, args);
     g.c = my_partial();
     g.publish.mode = PublishMode::kTileFlag;
     g.publish.flags = my_flags();
@@ -137,7 +147,7 @@ struct TileReduceCore {
     fused_gemm->run(g, stream);
     device::RsReduceParams p = reduce_params(m, args);
     const RowSegments segments{m, L.segment_rows};
-    const size_t es = dtype_size(desc.dtype);
+    const size_t es = types.out_bytes();
     if (L.shots == 2) {  // the first shot: this rank's segment, summed into R at its own rows
       p.rank = rank;
       p.segment_rows = L.segment_rows;
@@ -153,7 +163,7 @@ struct TileReduceCore {
     p.col_bands = L.col_bands;
     p.band_begin = 0;
     p.band_end = L.col_bands;
-    device::launch_gemm_rs_reduce(desc.dtype, p, L.reduce_sms, rt->side());
+    device::launch_gemm_rs_reduce(types.out, p, L.reduce_sms, rt->side());
     if (L.shots == 2) {  // the second shot: raise "segment reduced", then gather every rank's segment
       device::launch_fill_flags(my_flags() + ready_flag, 1, rt->epoch(), rt->side());
       device::ArGatherParams q;
@@ -188,10 +198,10 @@ struct TileReduceCore {
     p.col_bands = 1;
     p.partial_offset = partial_offset;
     p.flag_offset = flag_offset;
-    p.out = static_cast<char*>(args.out.mutable_data()) + col0 * int64_t(dtype_size(desc.dtype));
+    p.out = static_cast<char*>(args.out.mutable_data()) + col0 * int64_t(types.out_bytes());
     p.out_ld = desc.n;
-    p.bias = args.bias.data ? static_cast<const char*>(args.bias.data) + col0 * int64_t(dtype_size(desc.dtype)) : nullptr;
-    device::launch_gemm_rs_reduce(desc.dtype, p, ctas, stream);
+    p.bias = args.bias.data ? static_cast<const char*>(args.bias.data) + col0 * int64_t(types.out_bytes()) : nullptr;
+    device::launch_gemm_rs_reduce(types.out, p, ctas, stream);
   }
 
   void run_sequential(const GemmRsLayout& L, const GemmRsArgs& args, cudaStream_t stream) {
@@ -199,21 +209,18 @@ struct TileReduceCore {
     const bool nccl = comm->nccl_available();
     // Bias is added once: by rank 0's GEMM before NCCL sums the partials, or by the reduction.
     const bool bias_in_gemm = nccl && rank == 0 && args.bias.data != nullptr;
-    GemmArgs g;
-    g.m = m;
-    g.a = args.a.data;
-    g.b = args.b.data;
+    GemmArgs g = gemm_inputs(m, args);
     g.bias = bias_in_gemm ? args.bias.data : nullptr;
     g.c = my_partial();
     cublas_for(m, desc.n, bias_in_gemm, 0).run(g, stream);
     if (nccl && all) {
       FLUX_NCCL_CALL(*comm, ncclAllReduce(my_partial(), args.out.mutable_data(), size_t(m) * size_t(desc.n),
-                                          detail::nccl_data_type(desc.dtype), ncclSum, comm->nccl(), stream));
+                                          detail::nccl_data_type(types.out), ncclSum, comm->nccl(), stream));
       return;
     }
     if (nccl) {
       FLUX_NCCL_CALL(*comm, ncclReduceScatter(my_partial(), args.out.mutable_data(), size_t(m / world) * size_t(desc.n),
-                                              detail::nccl_data_type(desc.dtype), ncclSum, comm->nccl(), stream));
+                                              detail::nccl_data_type(types.out), ncclSum, comm->nccl(), stream));
       return;
     }
     const int64_t tiles = ((m + kSequentialTile - 1) / kSequentialTile) * ((desc.n + kSequentialTile - 1) / kSequentialTile);
@@ -228,7 +235,7 @@ struct TileReduceCore {
   void run_decomposed(const GemmRsLayout& L, const GemmRsArgs& args, cudaStream_t stream) {
     const int64_t m = L.m, seg = out_rows(m);
     const bool nccl = comm->nccl_available();
-    const size_t es = dtype_size(desc.dtype);
+    const size_t es = types.out_bytes(), in_es = types.in_bytes();
     const int c_count = static_cast<int>(std::min<int64_t>(chunks, desc.n / 8));
     std::vector<int64_t> col(static_cast<size_t>(c_count + 1));
     for (int c = 0; c <= c_count; ++c) col[c] = (int64_t(c) * (desc.n / 8) / c_count) * 8;
@@ -237,11 +244,10 @@ struct TileReduceCore {
     for (int c = 0; c < c_count; ++c) {
       const int64_t nc = col[c + 1] - col[c];
       const bool bias_in_gemm = nccl && rank == 0 && args.bias.data != nullptr;
-      GemmArgs g;
-      g.m = m;
-      g.a = args.a.data;
-      g.b = desc.layout == WeightLayout::kNK ? static_cast<const char*>(args.b.data) + col[c] * desc.k_per_rank * int64_t(es)
-                                             : static_cast<const char*>(args.b.data) + col[c] * int64_t(es);
+      GemmArgs g = gemm_inputs(m, args);
+      g.b = desc.layout == WeightLayout::kNK ? static_cast<const char*>(args.b.data) + col[c] * desc.k_per_rank * int64_t(in_es)
+                                             : static_cast<const char*>(args.b.data) + col[c] * int64_t(in_es);
+      if (types.row_scales()) g.scale_b += col[c];  // the chunk's columns (col[c] is a multiple of 8: 32-byte aligned)
       g.bias = bias_in_gemm ? static_cast<const char*>(args.bias.data) + col[c] * int64_t(es) : nullptr;
       // Chunk c is a packed [m, nc] block of P (the reduce-scatter needs it contiguous).
       g.c = static_cast<char*>(my_partial()) + partial_offset * int64_t(es);
@@ -253,10 +259,10 @@ struct TileReduceCore {
       if (nccl) {
         // Receive into the accumulator's memory (seg x nc elements of dtype fit), then place the columns.
         if (all) {
-          FLUX_NCCL_CALL(*comm, ncclAllReduce(g.c, acc, size_t(seg) * size_t(nc), detail::nccl_data_type(desc.dtype), ncclSum,
+          FLUX_NCCL_CALL(*comm, ncclAllReduce(g.c, acc, size_t(seg) * size_t(nc), detail::nccl_data_type(types.out), ncclSum,
                                               comm->nccl(), rt->side()));
         } else {
-          FLUX_NCCL_CALL(*comm, ncclReduceScatter(g.c, acc, size_t(seg) * size_t(nc), detail::nccl_data_type(desc.dtype),
+          FLUX_NCCL_CALL(*comm, ncclReduceScatter(g.c, acc, size_t(seg) * size_t(nc), detail::nccl_data_type(types.out),
                                                   ncclSum, comm->nccl(), rt->side()));
         }
         FLUX_CUDA_CHECK(cudaMemcpy2DAsync(static_cast<char*>(args.out.mutable_data()) + col[c] * int64_t(es),
@@ -280,9 +286,7 @@ struct TileReduceCore {
     world = c.world_size();
     rank = c.rank();
     FLUX_CHECK_ARG(c.device() >= 0, name, ": the communicator has no GPU");
-    FLUX_CHECK_ARG(d.dtype == DType::kBF16 || d.dtype == DType::kFP16, name, ": dtype ", to_string(d.dtype),
-                   " (expected bf16 or fp16; FP8 runs on the GEMM core, GemmPlan, and not yet in the fused ops)");
-    validate_gemm_desc(GemmDesc{d.n, d.k_per_rank, d.dtype, d.layout});
+    types = resolve_op_types(name, d.dtype, d.layout, d.out_dtype, d.scale, d.n, d.k_per_rank);
     if (all) {
       FLUX_CHECK_ARG(d.max_m >= 1, name, ": max_m = ", d.max_m, " (expected >= 1)");
     } else {
@@ -304,7 +308,7 @@ struct TileReduceCore {
     gemm_options.rank = rank;
     gemm_options.device = c.device();
     gemm_options.max_sms = 0;
-    GemmDesc core{d.n, d.k_per_rank, d.dtype, d.layout};
+    const GemmDesc core = types.core(d.n, d.k_per_rank);
     full_gemm = std::make_unique<GemmPlan>(core, gemm_options);
     if (world > 1) {
       // One SM-budget policy for every fused op (src/ops/common/sm_budget.h): ranks sharing a GPU split it.
@@ -319,14 +323,14 @@ struct TileReduceCore {
     // included) and fail on every rank, naming the difference.
     c.check_same(std::string(name) + " plan",
                  detail::cat("W=", world, " max_m=", d.max_m, " n=", d.n, " k_per_rank=", d.k_per_rank, " ",
-                             to_string(d.dtype), " ", to_string(d.layout), " impl=", to_string(forced),
+                             types.describe(), " impl=", to_string(forced),
                              all ? detail::cat(" ar_path=", to_string(ar_forced)) : std::string(),
                              " reduce_sms=", reduce_sms, " col_bands=", opt.col_bands, " chunks=", chunks,
                              " initial_epoch=", options.initial_epoch, " gemm: ", full_gemm->resolved_options(),
                              fused_gemm ? " fused gemm: " + fused_gemm->resolved_options() : std::string()));
     if (world > 1) {
       rt = std::make_unique<ops::OpRuntime>(c, all ? "gemm_ar" : "gemm_rs", ops::OpRuntimeOptions{1, options.initial_epoch});
-      const size_t es = dtype_size(d.dtype);
+      const size_t es = types.out_bytes();
       partial = std::make_unique<SymmetricBuffer>(c, size_t(d.max_m) * size_t(d.n) * es, std::string(name) + " partial");
       // Enough flags for the finest grids: any compiled config's tile grid, the unfused paths' 128 x n_chunk.
       flag_count = std::max(ops::max_tile_flags(d.max_m, d.n), ((d.max_m + 127) / 128) * kMaxChunks);
@@ -354,36 +358,33 @@ struct TileReduceCore {
                              impl != GemmRsImpl::kAuto ? impl : forced);
   }
 
-  void run(const TensorRef& a, const TensorRef& b, const TensorRef& bias, const TensorRef& out, cudaStream_t stream,
-           GemmRsImpl impl, GemmArPath ar_path = GemmArPath::kAuto) {
+  void run(const GemmRsArgs& args, cudaStream_t stream, GemmRsImpl impl, GemmArPath ar_path = GemmArPath::kAuto) {
+    const TensorRef &a = args.a, &b = args.b, &bias = args.bias, &out = args.out;
     const int64_t m = a.rows;
     FLUX_CHECK_ARG(m >= 1 && m <= desc.max_m, name, ": A has ", m, " rows (expected 1..max_m = ", desc.max_m, ")");
     if (!all) {
       FLUX_CHECK_ARG(m % world == 0, name, ": M = ", m, " is not a multiple of the world size ", world,
                      " (each rank gets M / W rows; pad M to a multiple of W)");
     }
-    check_tensor(name, "A", a, m, desc.k_per_rank, desc.dtype);
+    check_tensor(name, "A", a, m, desc.k_per_rank, types.in);
     if (desc.layout == WeightLayout::kNK) {
-      check_tensor(name, "B", b, desc.n, desc.k_per_rank, desc.dtype);
+      check_tensor(name, "B", b, desc.n, desc.k_per_rank, types.in);
     } else {
-      check_tensor(name, "B", b, desc.k_per_rank, desc.n, desc.dtype);
+      check_tensor(name, "B", b, desc.k_per_rank, desc.n, types.in);
     }
-    check_tensor(name, "out", out, out_rows(m), desc.n, desc.dtype);
-    if (bias.data) check_tensor(name, "bias", bias, 1, desc.n, desc.dtype);
+    check_tensor(name, "out", out, out_rows(m), desc.n, types.out);
+    if (bias.data) check_tensor(name, "bias", bias, 1, desc.n, types.out);
+    check_op_scales(name, types, args.scale_a, m, args.scale_b, desc.n);
 
     comm->check_fault();  // fail-stop: nothing runs on a communicator that has failed
     if (world == 1) {
-      GemmArgs g;
-      g.m = m;
-      g.a = a.data;
-      g.b = b.data;
+      GemmArgs g = gemm_inputs(m, args);
       g.bias = bias.data;
       g.c = out.mutable_data();
       full_gemm->run(g, stream);
       return;
     }
     const GemmRsLayout L = plan(m, impl, ar_path);
-    const GemmRsArgs args{a, b, bias, out};
     // Every peer is done reading my partial (and reduced) buffer and flags of the last call; my flags
     // are refreshed.
     const FlagRange refresh{my_flags(), flag_words()};
@@ -429,7 +430,7 @@ GemmRsPlan::~GemmRsPlan() = default;
 GemmRsLayout GemmRsPlan::layout(int64_t m, GemmRsImpl impl) const { return impl_->plan(m, impl); }
 
 void GemmRsPlan::run(const GemmRsArgs& args, cudaStream_t stream, GemmRsImpl impl) {
-  impl_->run(args.a, args.b, args.bias, args.out, stream, impl);
+  impl_->run(args, stream, impl);
 }
 
 void GemmRsPlan::check_status() { impl_->check_status(); }
@@ -452,7 +453,8 @@ GemmArPlan::GemmArPlan(Communicator& comm, const GemmArDesc& desc, const GemmArO
   o.decomposed_chunks = options.decomposed_chunks;
   o.gemm = options.gemm;
   o.initial_epoch = options.initial_epoch;
-  impl_->init(comm, GemmRsDesc{desc.max_m, desc.n, desc.k_per_rank, desc.dtype, desc.layout}, o, GemmRsImpl::kAuto);
+  impl_->init(comm, GemmRsDesc{desc.max_m, desc.n, desc.k_per_rank, desc.dtype, desc.layout, desc.out_dtype, desc.scale}, o,
+              GemmRsImpl::kAuto);
 }
 
 GemmArPlan::~GemmArPlan() = default;
@@ -460,7 +462,7 @@ GemmArPlan::~GemmArPlan() = default;
 GemmRsLayout GemmArPlan::layout(int64_t m, GemmArPath path) const { return impl_->plan(m, GemmRsImpl::kAuto, path); }
 
 void GemmArPlan::run(const GemmArArgs& args, cudaStream_t stream, GemmArPath path) {
-  impl_->run(args.a, args.b, args.bias, args.out, stream, GemmRsImpl::kAuto, path);
+  impl_->run(GemmRsArgs{args.a, args.b, args.bias, args.out, args.scale_a, args.scale_b}, stream, GemmRsImpl::kAuto, path);
 }
 
 void GemmArPlan::check_status() { impl_->check_status(); }

@@ -46,11 +46,12 @@ GemmRsImpl choose_gemm_rs_impl(int64_t m, int64_t n, int64_t k_per_rank, int wor
 
 namespace ops {
 
-int32_t auto_col_bands(int64_t n, int64_t k_per_rank, int64_t segment_rows, int64_t l2_bytes, int32_t units_n) {
-  // One band of B (n / bands x K x 2 bytes) and of the fp32 accumulator (segment_rows x n / bands x 4)
+int32_t auto_col_bands(int64_t n, int64_t k_per_rank, int64_t segment_rows, int64_t l2_bytes, int32_t units_n,
+                       int64_t b_elem_bytes) {
+  // One band of B (n / bands x K x its element bytes) and of the fp32 accumulator (segment_rows x n / bands x 4)
   // together in half the L2: every segment of the band then reuses them instead of streaming all of B
   // once per segment (measured: the segmented order without bands cost up to 26% at short segments).
-  const double band_bytes = double(n) * double(k_per_rank) * 2.0 + double(segment_rows) * double(n) * 4.0;
+  const double band_bytes = double(n) * double(k_per_rank) * double(b_elem_bytes) + double(segment_rows) * double(n) * 4.0;
   const double budget = std::max<double>(double(l2_bytes) / 2.0, 1.0);
   int64_t bands = static_cast<int64_t>(band_bytes / budget) + 1;
   bands = std::min<int64_t>(bands, std::max(units_n, 1));
@@ -70,7 +71,7 @@ void fused_order(GemmRsLayout& out, const GemmRsDesc& desc, const GemmSelection&
   const int64_t units_n = (gemm.tiles_n + gemm.config.cluster_n - 1) / gemm.config.cluster_n;
   out.col_bands = col_bands > 0 ? std::min<int32_t>(col_bands, static_cast<int32_t>(std::max<int64_t>(units_n, 1)))
                                 : auto_col_bands(desc.n, desc.k_per_rank, out.segment_rows, l2_bytes,
-                                                 static_cast<int32_t>(units_n));
+                                                 static_cast<int32_t>(units_n), int64_t(dtype_size(desc.dtype)));
   out.order.col_bands = out.col_bands;
 }
 

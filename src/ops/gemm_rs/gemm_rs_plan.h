@@ -9,8 +9,10 @@
 
 namespace flux::ops {
 
-// Column bands so that a band of B and of the fp32 accumulator fit in half the L2.
-int32_t auto_col_bands(int64_t n, int64_t k_per_rank, int64_t segment_rows, int64_t l2_bytes, int32_t units_n);
+// Column bands so that a band of B (elements of b_elem_bytes: 2 for bf16 / fp16, 1 for e4m3) and of the
+// fp32 accumulator fit in half the L2.
+int32_t auto_col_bands(int64_t n, int64_t k_per_rank, int64_t segment_rows, int64_t l2_bytes, int32_t units_n,
+                       int64_t b_elem_bytes = 2);
 
 // The layout run() uses for M on `rank`: path, rank-rotated tile order and column bands for the
 // GEMM core's selection `gemm` (made on the SMs left after the reduction's). `forced` kAuto applies
