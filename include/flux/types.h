@@ -8,7 +8,8 @@
 namespace flux {
 
 // Element types. The GEMM core takes bf16 or fp16 in and out, or e4m3 (FP8) in with bf16 / fp16 out and
-// scales (GemmDesc::out_dtype, GemmDesc::scale); fp32 accumulation. The fused ops take bf16 or fp16.
+// scales (GemmDesc::out_dtype, GemmDesc::scale); fp32 accumulation. The fused ops take the same (their descs'
+// dtype, out_dtype and scale; src/ops/common/op_types.h).
 // kFP32 exists so that a kernel key (src/gemm/kernel_key.h) can say what a kernel is (split-K partials,
 // the accumulator); every API that does not support a type refuses it by name.
 enum class DType : int32_t { kBF16 = 0, kFP16 = 1, kE4M3 = 2, kFP32 = 3 };
