@@ -456,71 +456,97 @@ at::Tensor gemm_impl(const at::Tensor& a, const at::Tensor& b, const c10::option
   });
 }
 
-// FP8: a [M, K] and b [N, K] in float8_e4m3fn, fp32 scales (one element each: per tensor; [M] and [N]: per
-// row of a and column of b), bias and the output in out_dtype (bfloat16 or float16; default bfloat16).
+// FP8 operands: a [rows, K] and b [N, K] in float8_e4m3fn, fp32 scales (one element each: per tensor; a's
+// rows and N: per row of a and column of b), bias and the output in out_dtype (bfloat16 or float16; default
+// bfloat16). Written once for gemm_fp8, gemm_rs_fp8 and ag_gemm_fp8.
+struct Fp8Operands {
+  int64_t m = 0, n = 0, k = 0;
+  at::ScalarType out_type = at::kBFloat16;
+  flux::DType out = flux::DType::kBF16;
+  flux::ScaleKind scale = flux::ScaleKind::kPerTensor;
+  flux::TensorRef a, b, bias, scale_a, scale_b;
+  std::string key() const { return std::string(flux::to_string(out)) + " " + flux::to_string(scale); }
+};
+
+Fp8Operands fp8_operands(const char* op, const at::Tensor& a, const at::Tensor& b, const at::Tensor& scale_a,
+                         const at::Tensor& scale_b, const c10::optional<at::Tensor>& bias,
+                         c10::optional<at::ScalarType> out_dtype) {
+  const std::string name = std::string("flux ") + op;
+  check_cuda_2d(op, "a", a, 2);
+  check_cuda_2d(op, "b", b, 2);
+  for (const at::Tensor* t : {&a, &b}) {
+    if (t->scalar_type() != at::kFloat8_e4m3fn) {
+      throw flux::InvalidArgument(name + ": " + (t == &a ? "a" : "b") + " is " + std::string(c10::toString(t->scalar_type())) +
+                                  "; expected float8_e4m3fn");
+    }
+  }
+  Fp8Operands o;
+  o.out_type = out_dtype.value_or(at::kBFloat16);
+  if (o.out_type != at::kBFloat16 && o.out_type != at::kHalf) {
+    throw flux::InvalidArgument(name + ": out_dtype " + std::string(c10::toString(o.out_type)) +
+                                "; expected bfloat16 or float16");
+  }
+  o.m = a.size(0);
+  o.k = a.size(1);
+  o.n = b.size(0);
+  if (b.size(1) != o.k || b.device() != a.device()) {
+    throw flux::InvalidArgument(name + ": b is " + std::to_string(b.size(0)) + " x " + std::to_string(b.size(1)) + " on " +
+                                b.device().str() + "; expected [N, K] with K = " + std::to_string(o.k) +
+                                " (a's columns) on a's device (the weight as [N, K], as torch.nn.Linear)");
+  }
+  for (const at::Tensor* t : {&scale_a, &scale_b}) {
+    if (!t->is_cuda() || t->device() != a.device() || t->scalar_type() != at::kFloat || !t->is_contiguous()) {
+      throw flux::InvalidArgument(name + ": " + (t == &scale_a ? "scale_a" : "scale_b") + " is " +
+                                  std::string(c10::toString(t->scalar_type())) + " on " + t->device().str() +
+                                  "; expected a contiguous float32 CUDA tensor on a's device");
+    }
+  }
+  if (scale_a.numel() == 1 && scale_b.numel() == 1) {
+    o.scale = flux::ScaleKind::kPerTensor;
+  } else if (scale_a.numel() == o.m && scale_b.numel() == o.n) {
+    o.scale = flux::ScaleKind::kPerRowCol;
+  } else {
+    throw flux::InvalidArgument(name + ": scale_a has " + std::to_string(scale_a.numel()) + " and scale_b " +
+                                std::to_string(scale_b.numel()) + " elements; expected 1 and 1 (per tensor) or M = " +
+                                std::to_string(o.m) + " and N = " + std::to_string(o.n) + " (per row of a, column of b)");
+  }
+  o.out = o.out_type == at::kBFloat16 ? flux::DType::kBF16 : flux::DType::kFP16;
+  o.a = flux::TensorRef(a.data_ptr(), o.m, o.k, flux::DType::kE4M3);
+  o.b = flux::TensorRef(b.data_ptr(), o.n, o.k, flux::DType::kE4M3);
+  o.scale_a = flux::TensorRef(scale_a.data_ptr(), 1, scale_a.numel(), flux::DType::kFP32);
+  o.scale_b = flux::TensorRef(scale_b.data_ptr(), 1, scale_b.numel(), flux::DType::kFP32);
+  if (bias.has_value() && bias->defined()) {
+    check_cuda_2d(op, "bias", *bias, 1);
+    if (bias->scalar_type() != o.out_type || bias->size(0) != o.n || bias->device() != a.device()) {
+      throw flux::InvalidArgument(name + ": bias is " + std::to_string(bias->size(0)) + " " +
+                                  std::string(c10::toString(bias->scalar_type())) + "; expected N = " + std::to_string(o.n) +
+                                  " elements of out_dtype " + std::string(c10::toString(o.out_type)));
+    }
+    o.bias = flux::TensorRef(bias->data_ptr(), 1, o.n, o.out);
+  }
+  return o;
+}
+
 at::Tensor gemm_fp8_impl(const at::Tensor& a, const at::Tensor& b, const at::Tensor& scale_a, const at::Tensor& scale_b,
                          const c10::optional<at::Tensor>& bias, c10::optional<at::ScalarType> out_dtype) {
   return translate("gemm_fp8", [&] {
-    const char* op = "gemm_fp8";
-    check_cuda_2d(op, "a", a, 2);
-    check_cuda_2d(op, "b", b, 2);
-    for (const at::Tensor* t : {&a, &b}) {
-      if (t->scalar_type() != at::kFloat8_e4m3fn) {
-        throw flux::InvalidArgument(std::string("flux gemm_fp8: ") + (t == &a ? "a" : "b") + " is " +
-                                    std::string(c10::toString(t->scalar_type())) + "; expected float8_e4m3fn");
-      }
-    }
-    const at::ScalarType out_type = out_dtype.value_or(at::kBFloat16);
-    if (out_type != at::kBFloat16 && out_type != at::kHalf) {
-      throw flux::InvalidArgument("flux gemm_fp8: out_dtype " + std::string(c10::toString(out_type)) +
-                                  "; expected bfloat16 or float16");
-    }
-    const int64_t m = a.size(0), k = a.size(1), n = b.size(0);
-    if (b.size(1) != k || b.device() != a.device()) {
-      throw flux::InvalidArgument("flux gemm_fp8: b is " + std::to_string(b.size(0)) + " x " + std::to_string(b.size(1)) +
-                                  " on " + b.device().str() + "; expected [N, K] with K = " + std::to_string(k) +
-                                  " (a's columns) on a's device (the weight as [N, K], as torch.nn.Linear)");
-    }
-    for (const at::Tensor* t : {&scale_a, &scale_b}) {
-      if (!t->is_cuda() || t->device() != a.device() || t->scalar_type() != at::kFloat || !t->is_contiguous()) {
-        throw flux::InvalidArgument(std::string("flux gemm_fp8: ") + (t == &scale_a ? "scale_a" : "scale_b") + " is " +
-                                    std::string(c10::toString(t->scalar_type())) + " on " + t->device().str() +
-                                    "; expected a contiguous float32 CUDA tensor on a's device");
-      }
-    }
-    flux::ScaleKind scale = flux::ScaleKind::kPerRowCol;
-    if (scale_a.numel() == 1 && scale_b.numel() == 1) {
-      scale = flux::ScaleKind::kPerTensor;
-    } else if (scale_a.numel() != m || scale_b.numel() != n) {
-      throw flux::InvalidArgument("flux gemm_fp8: scale_a has " + std::to_string(scale_a.numel()) + " and scale_b " +
-                                  std::to_string(scale_b.numel()) + " elements; expected 1 and 1 (per tensor) or M = " +
-                                  std::to_string(m) + " and N = " + std::to_string(n) + " (per row of a, column of b)");
-    }
-    const flux::DType out = out_type == at::kBFloat16 ? flux::DType::kBF16 : flux::DType::kFP16;
-    if (bias.has_value() && bias->defined()) {
-      check_cuda_2d(op, "bias", *bias, 1);
-      if (bias->scalar_type() != out_type || bias->size(0) != n || bias->device() != a.device()) {
-        throw flux::InvalidArgument("flux gemm_fp8: bias is " + std::to_string(bias->size(0)) + " " +
-                                    std::string(c10::toString(bias->scalar_type())) + "; expected N = " +
-                                    std::to_string(n) + " elements of out_dtype " + std::string(c10::toString(out_type)));
-      }
-    }
+    const Fp8Operands o = fp8_operands("gemm_fp8", a, b, scale_a, scale_b, bias, out_dtype);
     c10::cuda::CUDAGuard guard(a.device());
     cudaStream_t stream = at::cuda::getCurrentCUDAStream(a.device().index()).stream();
     FluxLock lock;
-    auto it = core_plan(plan_key("gemm_fp8", n, k, out, flux::WeightLayout::kNK, flux::to_string(scale)),
-                        flux::GemmDesc{n, k, flux::DType::kE4M3, flux::WeightLayout::kNK, out, scale},
+    auto it = core_plan(plan_key("gemm_fp8", o.n, o.k, o.out, flux::WeightLayout::kNK, flux::to_string(o.scale)),
+                        flux::GemmDesc{o.n, o.k, flux::DType::kE4M3, flux::WeightLayout::kNK, o.out, o.scale},
                         a.device().index(), stream);
-    at::Tensor result = at::empty({m, n}, a.options().dtype(out_type));
-    if (m > 0) {
+    at::Tensor result = at::empty({o.m, o.n}, a.options().dtype(o.out_type));
+    if (o.m > 0) {
       flux::GemmArgs args;
-      args.m = m;
-      args.a = a.data_ptr();
-      args.b = b.data_ptr();
-      args.bias = bias.has_value() && bias->defined() ? bias->data_ptr() : nullptr;
+      args.m = o.m;
+      args.a = o.a.data;
+      args.b = o.b.data;
+      args.bias = o.bias.data;
       args.c = result.data_ptr();
-      args.scale_a = scale_a.data_ptr<float>();
-      args.scale_b = scale_b.data_ptr<float>();
+      args.scale_a = static_cast<const float*>(o.scale_a.data);
+      args.scale_b = static_cast<const float*>(o.scale_b.data);
       it->second->run(args, stream);
     }
     return result;
@@ -537,14 +563,19 @@ struct GroupOp {
   flux::Communicator* comm = nullptr;
 };
 
-GroupOp begin_group_op(const char* op, const at::Tensor& a, const at::Tensor& b, const c10::optional<at::Tensor>& bias,
-                       const std::string& layout, const std::string& group_name) {
-  GroupOp c;
-  c.o = operands(op, a, b, bias, layout);
+// The device guard, stream, group and communicator of a group op whose operands are on a's device.
+void attach_group(GroupOp& c, const at::Tensor& a, const std::string& group_name) {
   c.guard = std::make_unique<c10::cuda::CUDAGuard>(a.device());
   c.stream = at::cuda::getCurrentCUDAStream(a.device().index()).stream();
   c.group = &find_group(group_name);
   c.comm = &c.group->communicator(a.device().index(), c.stream);
+}
+
+GroupOp begin_group_op(const char* op, const at::Tensor& a, const at::Tensor& b, const c10::optional<at::Tensor>& bias,
+                       const std::string& layout, const std::string& group_name) {
+  GroupOp c;
+  c.o = operands(op, a, b, bias, layout);
+  attach_group(c, a, group_name);
   return c;
 }
 
@@ -625,6 +656,86 @@ std::tuple<at::Tensor, at::Tensor> ag_gemm_impl(const at::Tensor& a, const at::T
       }
     }
     return std::make_tuple(out, gathered);
+  });
+}
+
+// FP8 on a group: e4m3 a and b ([N, K]) with fp32 scales (fp8_operands), out in out_dtype. GEMM+RS: a
+// [M, K/W] with scale_a [M] per row (this rank's); AG+GEMM: a [M/W, K] with scale_a [M/W] per row, or one
+// per-tensor scale that is the whole gathered A's (the same on every rank).
+at::Tensor gemm_rs_fp8(const at::Tensor& a, const at::Tensor& b, const at::Tensor& scale_a, const at::Tensor& scale_b,
+                       const c10::optional<at::Tensor>& bias, const std::string& group_name,
+                       c10::optional<at::ScalarType> out_dtype, const std::string& path) {
+  return translate("gemm_rs_fp8", [&] {
+    flux::GemmRsImpl impl = flux::parse_gemm_rs_impl(path);
+    FluxLock lock;
+    const Fp8Operands o = fp8_operands("gemm_rs_fp8", a, b, scale_a, scale_b, bias, out_dtype);
+    GroupOp c;
+    attach_group(c, a, group_name);
+    Group& g = *c.group;
+    if (o.m % g.world != 0) {
+      throw flux::InvalidArgument("flux gemm_rs_fp8: a has " + std::to_string(o.m) +
+                                  " rows; expected a multiple of the group size " + std::to_string(g.world));
+    }
+    const std::string key = plan_key("gemm_rs_fp8", o.n, o.k, flux::DType::kE4M3, flux::WeightLayout::kNK, path) + " " + o.key();
+    CachedPlan& plan = g.plans.get(key, o.m, capturing(c.stream), [&](CachedPlan& p, int64_t max_m) {
+      flux::GemmRsOptions opt;
+      opt.impl = impl;
+      p.rs = std::make_unique<flux::GemmRsPlan>(
+          *c.comm, flux::GemmRsDesc{max_m, o.n, o.k, flux::DType::kE4M3, flux::WeightLayout::kNK, o.out, o.scale}, opt);
+    });
+    at::Tensor out = at::empty({o.m / g.world, o.n}, a.options().dtype(o.out_type));
+    const flux::GemmRsArgs args{o.a, o.b, o.bias, flux::TensorRef(out.data_ptr(), out.size(0), out.size(1), o.out),
+                                o.scale_a, o.scale_b};
+    if (o.m > 0) plan.rs->run(args, c.stream);
+    return out;
+  });
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> ag_gemm_fp8(const at::Tensor& a, const at::Tensor& b,
+                                                           const at::Tensor& scale_a, const at::Tensor& scale_b,
+                                                           const c10::optional<at::Tensor>& bias,
+                                                           const std::string& group_name,
+                                                           c10::optional<at::ScalarType> out_dtype,
+                                                           const std::string& path, bool return_gathered) {
+  return translate("ag_gemm_fp8", [&] {
+    flux::AgGemmImpl impl = flux::parse_ag_gemm_impl(path);
+    FluxLock lock;
+    const Fp8Operands o = fp8_operands("ag_gemm_fp8", a, b, scale_a, scale_b, bias, out_dtype);
+    GroupOp c;
+    attach_group(c, a, group_name);
+    Group& g = *c.group;
+    const int64_t m = o.m * g.world;
+    const std::string key = plan_key("ag_gemm_fp8", o.n, o.k, flux::DType::kE4M3, flux::WeightLayout::kNK, path) + " " + o.key();
+    CachedPlan& plan = g.plans.get(key, m, capturing(c.stream), [&](CachedPlan& p, int64_t max_m) {
+      flux::AgGemmOptions opt;
+      opt.impl = impl;
+      p.ag = std::make_unique<flux::AgGemmPlan>(
+          *c.comm, flux::AgGemmDesc{max_m, o.n, o.k, flux::DType::kE4M3, flux::WeightLayout::kNK, o.out, o.scale}, opt);
+    });
+    const bool rows = o.scale == flux::ScaleKind::kPerRowCol;
+    at::Tensor out = at::empty({m, o.n}, a.options().dtype(o.out_type));
+    at::Tensor gathered = at::empty({return_gathered ? m : 0, o.k}, a.options());
+    at::Tensor gathered_scale = at::empty({return_gathered && rows ? m : 0}, a.options().dtype(at::kFloat));
+    flux::AgGemmArgs args;
+    args.a_shard = o.a;
+    args.b = o.b;
+    args.bias = o.bias;
+    args.out = flux::TensorRef(out.data_ptr(), out.size(0), out.size(1), o.out);
+    args.scale_a = o.scale_a;
+    args.scale_b = o.scale_b;
+    if (m > 0) {
+      const flux::TensorRef full = plan.ag->run(args, c.stream);
+      if (return_gathered) {
+        C10_CUDA_CHECK(cudaMemcpyAsync(gathered.data_ptr(), full.data, static_cast<size_t>(full.bytes()),
+                                       cudaMemcpyDeviceToDevice, c.stream));
+        if (rows) {
+          const flux::TensorRef sa = plan.ag->gathered_scale_a();
+          C10_CUDA_CHECK(cudaMemcpyAsync(gathered_scale.data_ptr(), sa.data, static_cast<size_t>(sa.bytes()),
+                                         cudaMemcpyDeviceToDevice, c.stream));
+        }
+      }
+    }
+    return std::make_tuple(out, gathered, gathered_scale);
   });
 }
 
@@ -775,6 +886,12 @@ TORCH_LIBRARY(flux, m) {
   m.def(
       "ag_gemm(Tensor a, Tensor b, Tensor? bias, str group_name, str layout=\"nk\", str path=\"auto\", "
       "bool return_gathered=False) -> (Tensor, Tensor)");
+  m.def(
+      "gemm_rs_fp8(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b, Tensor? bias, str group_name, "
+      "ScalarType? out_dtype=None, str path=\"auto\") -> Tensor");
+  m.def(
+      "ag_gemm_fp8(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b, Tensor? bias, str group_name, "
+      "ScalarType? out_dtype=None, str path=\"auto\", bool return_gathered=False) -> (Tensor, Tensor, Tensor)");
 }
 
 TORCH_LIBRARY_IMPL(flux, CUDA, m) {
@@ -782,6 +899,8 @@ TORCH_LIBRARY_IMPL(flux, CUDA, m) {
   m.impl("gemm_fp8", &flux_torch::gemm_fp8);
   m.impl("gemm_rs", &flux_torch::gemm_rs);
   m.impl("ag_gemm", &flux_torch::ag_gemm);
+  m.impl("gemm_rs_fp8", &flux_torch::gemm_rs_fp8);
+  m.impl("ag_gemm_fp8", &flux_torch::ag_gemm_fp8);
 }
 // CPU tensors get the library's error ("expected a CUDA tensor"), not the dispatcher's "no kernel".
 TORCH_LIBRARY_IMPL(flux, CPU, m) {
@@ -789,6 +908,8 @@ TORCH_LIBRARY_IMPL(flux, CPU, m) {
   m.impl("gemm_fp8", &flux_torch::gemm_fp8);
   m.impl("gemm_rs", &flux_torch::gemm_rs);
   m.impl("ag_gemm", &flux_torch::ag_gemm);
+  m.impl("gemm_rs_fp8", &flux_torch::gemm_rs_fp8);
+  m.impl("ag_gemm_fp8", &flux_torch::ag_gemm_fp8);
 }
 
 PYBIND11_MODULE(_C, m) {

@@ -99,6 +99,63 @@ def test_ops(rank, world, dtype, log):
         assert f"expected {rows} x {n}" in str(e), str(e)
 
 
+def test_fp8_ops(rank, world, log):
+    # gemm_rs_fp8 and ag_gemm_fp8: e4m3 inputs (drawn so that rounding to e4m3 is exercised), scales not 1, per
+    # tensor and per row / column, both out dtypes, bias, every path; against fp64 from the dequantized inputs.
+    gen = torch.Generator(device="cuda").manual_seed(4321)
+    e4m3 = torch.float8_e4m3fn
+
+    def q(*shape, scale):
+        return ((torch.rand(*shape, generator=gen, device="cuda") * 2 - 1) * scale).to(e4m3)
+
+    def scales(count, lo, hi):
+        return torch.rand(count, generator=gen, device="cuda") * (hi - lo) + lo
+
+    def scaled(a, b, sa, sb):
+        return (a.double() @ b.double().t()) * sa.double().reshape(-1, 1) * sb.double().reshape(1, -1)
+
+    rows, k, n, nr = 136, 256, 264, 96  # rows per rank (M / W), K, GEMM+RS's N, AG+GEMM's N / W
+    m = rows * world
+    for per_row in (False, True):
+        for out_dtype in (torch.bfloat16, torch.float16):
+            kind = f"{'per-row' if per_row else 'per-tensor'} {str(out_dtype)[6:]}"
+            As = [q(m, k, scale=4) for _ in range(world)]
+            Bs = [q(n, k, scale=1) for _ in range(world)]
+            sas = [scales(m if per_row else 1, 0.5, 2.0) for _ in range(world)]
+            sbs = [scales(n if per_row else 1, 0.01, 0.03) for _ in range(world)]
+            bias = (torch.rand(n, generator=gen, device="cuda") * 2 - 1).to(out_dtype)
+            full = sum(scaled(As[s], Bs[s], sas[s], sbs[s]) for s in range(world)) + bias.double()
+            for path in ("auto", "fused", "sequential", "decomposed"):
+                poison([rows * n * 2])
+                out = flux_torch.gemm_rs_fp8(As[rank], Bs[rank], sas[rank], sbs[rank], bias, out_dtype=out_dtype,
+                                             path=path)
+                assert out.dtype == out_dtype
+                check(f"gemm_rs_fp8 {kind} {path}", out, full[rank * rows:(rank + 1) * rows], out_dtype, log)
+            shards = [q(rows, k, scale=4) for _ in range(world)]
+            common = scales(1, 0.5, 2.0)  # per tensor: the whole gathered a's scale, the same on every rank
+            sa_shards = [scales(rows, 0.5, 2.0) for _ in range(world)] if per_row else [common] * world
+            Bc = [q(nr, k, scale=1) for _ in range(world)]
+            sb_c = [scales(nr if per_row else 1, 0.01, 0.03) for _ in range(world)]
+            bias_r = (torch.rand(nr, generator=gen, device="cuda") * 2 - 1).to(out_dtype)
+            gathered_ref = torch.cat(shards)
+            sa_full = torch.cat(sa_shards) if per_row else common
+            ref = scaled(gathered_ref, Bc[rank], sa_full, sb_c[rank]) + bias_r.double()
+            for path in ("auto", "fused", "sequential", "decomposed"):
+                poison([m * nr * 2, m * k])
+                out, gathered, gathered_scale = flux_torch.ag_gemm_fp8(
+                    shards[rank], Bc[rank], sa_shards[rank], sb_c[rank], bias_r, out_dtype=out_dtype, path=path,
+                    return_gathered=True)
+                check(f"ag_gemm_fp8 {kind} {path}", out, ref, out_dtype, log)
+                assert gathered.dtype == e4m3 and torch.equal(gathered.view(torch.uint8), gathered_ref.view(torch.uint8)), \
+                    f"ag_gemm_fp8 {kind} {path}: gathered a differs"
+                if per_row:
+                    assert torch.equal(gathered_scale, sa_full), f"ag_gemm_fp8 {kind} {path}: gathered scale_a differs"
+                else:
+                    assert gathered_scale.numel() == 0, f"ag_gemm_fp8 {kind} {path}: a per-tensor gathered scale"
+    torch.cuda.synchronize()
+    flux_torch.check_status()
+
+
 def make_mlp(world, rank, dtype, hidden=256, ffn=1024, seed=7):
     torch.manual_seed(seed)
     up = torch.nn.Linear(hidden, ffn, device="cuda", dtype=torch.float32)
@@ -239,6 +296,7 @@ def main():
         test_ops(rank, world, dtype, log)
         test_layers(rank, world, dtype, log)
         test_graph_and_compile(rank, world, dtype, log)
+    test_fp8_ops(rank, world, log)
     test_many_steps(rank, world, torch.bfloat16, log, args.steps)
     test_eviction(rank, world, torch.bfloat16, log)
     print(f"rank {rank}/{world} ok: " + "; ".join(log), flush=True)

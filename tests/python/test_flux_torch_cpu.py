@@ -35,6 +35,10 @@ SCHEMAS = {
                "str path=\"auto\") -> Tensor",
     "ag_gemm": "flux::ag_gemm(Tensor a, Tensor b, Tensor? bias, str group_name, str layout=\"nk\", "
                "str path=\"auto\", bool return_gathered=False) -> (Tensor, Tensor)",
+    "gemm_rs_fp8": "flux::gemm_rs_fp8(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b, Tensor? bias, str group_name, "
+                   "ScalarType? out_dtype=None, str path=\"auto\") -> Tensor",
+    "ag_gemm_fp8": "flux::ag_gemm_fp8(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b, Tensor? bias, str group_name, "
+                   "ScalarType? out_dtype=None, str path=\"auto\", bool return_gathered=False) -> (Tensor, Tensor, Tensor)",
 }
 
 
@@ -126,6 +130,43 @@ def test_fp8_fake_shapes_and_errors():
     a = torch.randn(96, 64).to(e4m3)
     with pytest.raises(ValueError, match="flux gemm_fp8: a is on cpu; expected a CUDA tensor"):
         flux_torch.gemm_fp8(a, a[:40], torch.ones(1), torch.ones(1))
+
+
+def test_fp8_fused_ops_fake_shapes_and_errors():
+    e4m3 = torch.float8_e4m3fn
+    with FakeTensorMode():
+        a = torch.empty(96, 64, dtype=e4m3)
+        b = torch.empty(40, 64, dtype=e4m3)
+        one, rows, cols = (torch.empty(n, dtype=torch.float32) for n in (1, 96, 40))
+        out = flux_torch.gemm_rs_fp8(a, b, one, one)
+        assert out.shape == (96 // WORLD, 40) and out.dtype == torch.bfloat16
+        out = flux_torch.gemm_rs_fp8(a, b, rows, cols, torch.empty(40, dtype=torch.float16), out_dtype=torch.float16,
+                                     path="decomposed")
+        assert out.shape == (96 // WORLD, 40) and out.dtype == torch.float16
+        out, gathered, gathered_scale = flux_torch.ag_gemm_fp8(a, b, rows, cols, return_gathered=True)
+        assert out.shape == (96 * WORLD, 40) and out.dtype == torch.bfloat16
+        assert gathered.shape == (96 * WORLD, 64) and gathered.dtype == e4m3
+        assert gathered_scale.shape == (96 * WORLD,) and gathered_scale.dtype == torch.float32
+        out, gathered, gathered_scale = flux_torch.ag_gemm_fp8(a, b, one, one, return_gathered=True)
+        assert gathered.shape == (96 * WORLD, 64) and gathered_scale.shape == (0,)  # per tensor: scale_a is it
+        _, gathered, gathered_scale = flux_torch.ag_gemm_fp8(a, b, rows, cols)
+        assert gathered.shape == (0, 64) and gathered_scale.shape == (0,)
+        for call, message in [
+            (lambda: flux_torch.gemm_rs_fp8(a.bfloat16(), b, one, one), "flux gemm_rs_fp8: a is torch.bfloat16; expected float8_e4m3fn"),
+            (lambda: flux_torch.gemm_rs_fp8(a[:90], b, one, one), "expected a multiple of the group size 4"),
+            (lambda: flux_torch.gemm_rs_fp8(a, b, rows, one), "expected 1 and 1 (per tensor) or M = 96 and N = 40"),
+            (lambda: flux_torch.gemm_rs_fp8(a, b, one, one, path="bogus"), "unknown implementation 'bogus'"),
+            (lambda: flux_torch.ag_gemm_fp8(a, b[:, :32], one, one), "flux ag_gemm_fp8: b is 40 x 32; expected [N, K]"),
+            (lambda: flux_torch.ag_gemm_fp8(a, b, one, one, torch.empty(40, dtype=torch.float16)), "expected (40,) torch.bfloat16"),
+        ]:
+            with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")):
+                call()
+    # The real kernels on CPU tensors: the library's error.
+    a = torch.randn(96, 64).to(e4m3)
+    with pytest.raises(ValueError, match="flux gemm_rs_fp8: a is on cpu; expected a CUDA tensor"):
+        flux_torch.gemm_rs_fp8(a, a[:40], torch.ones(1), torch.ones(1))
+    with pytest.raises(ValueError, match="flux ag_gemm_fp8: a is on cpu; expected a CUDA tensor"):
+        flux_torch.ag_gemm_fp8(a, a[:40], torch.ones(1), torch.ones(1))
 
 
 def test_compile_of_the_tp_mlp_on_meta_tensors_has_no_graph_break():

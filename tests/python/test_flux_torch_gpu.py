@@ -1,7 +1,7 @@
 """flux_torch on the H200 (skips with a message without an sm_90 GPU): W in {1, 2, 4} processes on one
 GPU, a gloo group per job, under MPS (`flux-run --mps`, found at $FLUX_RUN or build/tools/flux-run).
 Each rank runs tests/python/gpu_worker.py: every op and path against a reference from every rank's
-inputs, both layouts, both dtypes; the TP MLP's forward and backward (output and all gradients) against
+inputs, both layouts, both dtypes, the FP8 fused ops (per-tensor and per-row scales, both out dtypes); the TP MLP's forward and backward (output and all gradients) against
 a single-device nn.Linear reference; CUDA-graph capture and replay with changing inputs; torch.compile
 (fullgraph) of the block; 500 forward/backward steps, bitwise identical.
 """
