@@ -9,6 +9,8 @@
 //   graph        the fused paths of the three ops captured once into a CUDA graph and replayed 200 times
 //                with A, B and the scales rewritten in place before each replay (every 7th step eager),
 //                checked at 4 random steps
+//   small        one per-row-scaled case per op (M / W = 200, blocks straddling ranks), every path (for
+//                compute-sanitizer)
 //   bad          mismatched scale shapes and types, missing scales, scales on a bf16 plan, [K, N] weights,
 //                the decomposed path's per-row scales at M / W not a multiple of 4: clear InvalidArguments
 // Prints "fp8_ops probe PASSED: rank r of W"; failures print "fp8_ops probe FAIL ..." (exit 1).
@@ -295,11 +297,13 @@ bool runs_here(const Case& c, int world, const std::string& path) {
   return !(c.op == Op::kAg && path == "decomposed" && vectors(c) && (c.m / world) % 4 != 0);
 }
 
-void correctness(flux::Communicator& comm, cudaStream_t stream) {
+void correctness(flux::Communicator& comm, cudaStream_t stream, bool small) {
   const int w = comm.world_size(), r = comm.rank();
   int runs = 0;
   for (Op op : {Op::kAg, Op::kRs, Op::kAr}) {
-    for (const Case& c : make_cases(op, w, 4242 + int(op))) {
+    std::vector<Case> cases = make_cases(op, w, 4242 + int(op));
+    if (small) cases = {Case{op, int64_t(200) * w, 264, 192, DType::kBF16, ScaleKind::kPerRowCol, true, 3}};
+    for (const Case& c : cases) {
       Job job(c, w, r, stream);
       OpPlan plan(comm, c);
       for (const std::string& path : OpPlan::paths(op, comm)) {
@@ -314,7 +318,7 @@ void correctness(flux::Communicator& comm, cudaStream_t stream) {
       plan.release();
     }
   }
-  if (g_ok) std::printf("fp8_ops probe correctness: ok (%d runs: 3 ops x 5 cases x their paths)\n", runs);
+  if (g_ok) std::printf("fp8_ops probe correctness: ok (%d runs: 3 ops x %d cases x their paths)\n", runs, small ? 1 : 5);
 }
 
 void graph(flux::Communicator& comm, cudaStream_t stream, int steps) {
@@ -466,8 +470,8 @@ int main(int argc, char** argv) {
     g_rank = comm.rank();
     cudaStream_t stream = nullptr;
     FLUX_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    if (mode == "correctness") {
-      correctness(comm, stream);
+    if (mode == "correctness" || mode == "small") {
+      correctness(comm, stream, mode == "small");
     } else if (mode == "graph") {
       graph(comm, stream, 200);
     } else if (mode == "bad") {
