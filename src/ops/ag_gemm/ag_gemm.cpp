@@ -1,8 +1,9 @@
 // src/ops/ag_gemm/ag_gemm.cpp — AG+GEMM: the plan (validation, workspace) and the four paths.
 //
 // Workspace (for max_m): a symmetric gather buffer G [max_m, K] (rank r's shard sits at rows
-// r * M/W of its own G, where the peers read it; FP8 with per-row scales: followed, 16-byte aligned, by
-// the fp32 row scales [max_m], rank r's at rows r * M/W, which travel with the rows), local M-block flags and part counters for the GEMM
+// r * M/W of its own G, where the peers read it; FP8 with per-row scales: followed, 128-byte aligned, by
+// the fp32 row scales [max_m], rank r's at rows r * M/W, which travel with the rows), local M-block flags
+// and part counters for the GEMM
 // core's wait-before-load, and the shared op runtime (src/ops/common/op_runtime.h) whose signals hold,
 // per rank, one "shard ready" flag per source rank (pushed by the source into every consumer's memory,
 // so every consumer polls its own).
