@@ -1,7 +1,10 @@
 """Build of flux_torch (see pyproject.toml): libflux.so with CMake, then the torch extension.
 
-1. CMake configures the repository into ${FLUX_PY_BUILD_DIR:-build/py} with FLUX_SHARED=ON (no tests, no
-   tools) and builds the `flux` target: libflux.so. CUTLASS comes as for every build (the PyPI wheel,
+1. libflux.so. With FLUX_PY_LIBFLUX_DIR set to a configured C++ build directory (scripts/build.sh's, whose
+   FLUX_BUILD_SHARED_LIB is ON: the default), its `flux_shared` target is brought up to date there and used:
+   the kernels the C++ tree compiled are linked, not compiled a second time (scripts/python_tests.sh does
+   this). Otherwise CMake configures the repository into ${FLUX_PY_BUILD_DIR:-build/py} with FLUX_SHARED=ON
+   (no tests, no tools) and builds the `flux` target. CUTLASS comes as for every build (the PyPI wheel,
    or FLUX_CUTLASS_DIR; an already unpacked wheel under build/_deps is reused so an offline machine that
    ran scripts/build.sh once needs nothing). FLUX_CMAKE_ARGS adds CMake arguments.
 2. torch.utils.cpp_extension compiles python/csrc/flux_torch.cpp against the installed torch into
@@ -53,19 +56,30 @@ from torch.utils.cpp_extension import BuildExtension, CUDAExtension  # noqa: E40
 
 class BuildWithLibflux(BuildExtension):
     def run(self):
-        build = Path(os.environ.get("FLUX_PY_BUILD_DIR", ROOT / "build" / "py"))
-        args = ["cmake", "-S", str(ROOT), "-B", str(build), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
-                "-DFLUX_SHARED=ON", "-DFLUX_BUILD_TESTS=OFF", "-DFLUX_BUILD_TOOLS=OFF"]
-        unpacked = ROOT / "build" / "_deps" / "cutlass" / "unpacked" / "cutlass_library" / "source"
-        if (unpacked / "include" / "cutlass" / "cutlass.h").exists() and "FLUX_CUTLASS_DIR" not in os.environ.get(
-                "FLUX_CMAKE_ARGS", ""):
-            args.append(f"-DFLUX_CUTLASS_DIR={unpacked}")
-        args += os.environ.get("FLUX_CMAKE_ARGS", "").split()
         env = dict(os.environ)
         env["PATH"] = env.get("PATH", "") + ":/usr/local/cuda/bin"
-        subprocess.run(args, check=True, env=env)
         jobs = os.environ.get("MAX_JOBS", str(os.cpu_count() or 2))
-        subprocess.run(["cmake", "--build", str(build), "--target", "flux", "-j", jobs], check=True, env=env)
+        prebuilt = os.environ.get("FLUX_PY_LIBFLUX_DIR", "")
+        if prebuilt:
+            build = Path(prebuilt).resolve()
+            cache = build / "CMakeCache.txt"
+            if not cache.exists() or "FLUX_BUILD_SHARED_LIB:BOOL=ON" not in cache.read_text():
+                raise RuntimeError(f"flux_torch: FLUX_PY_LIBFLUX_DIR={prebuilt} is not a C++ build directory "
+                                   "configured with FLUX_BUILD_SHARED_LIB=ON (run scripts/build.sh there first, "
+                                   "or unset FLUX_PY_LIBFLUX_DIR to build libflux.so here)")
+            subprocess.run(["cmake", "--build", str(build), "--target", "flux_shared", "-j", jobs], check=True,
+                           env=env)
+        else:
+            build = Path(os.environ.get("FLUX_PY_BUILD_DIR", ROOT / "build" / "py"))
+            args = ["cmake", "-S", str(ROOT), "-B", str(build), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
+                    "-DFLUX_SHARED=ON", "-DFLUX_BUILD_TESTS=OFF", "-DFLUX_BUILD_TOOLS=OFF"]
+            unpacked = ROOT / "build" / "_deps" / "cutlass" / "unpacked" / "cutlass_library" / "source"
+            if (unpacked / "include" / "cutlass" / "cutlass.h").exists() and "FLUX_CUTLASS_DIR" not in os.environ.get(
+                    "FLUX_CMAKE_ARGS", ""):
+                args.append(f"-DFLUX_CUTLASS_DIR={unpacked}")
+            args += os.environ.get("FLUX_CMAKE_ARGS", "").split()
+            subprocess.run(args, check=True, env=env)
+            subprocess.run(["cmake", "--build", str(build), "--target", "flux", "-j", jobs], check=True, env=env)
         for ext in self.extensions:
             ext.library_dirs.append(str(build))
         super().run()

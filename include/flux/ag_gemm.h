@@ -25,7 +25,8 @@
 //                 GEMM holds);
 //   kSequential   all-gather (NCCL's with one GPU per rank, Flux's gather kernel otherwise), then cuBLASLt;
 //   kDecomposed   per-shard copies with one cuBLASLt GEMM per shard on alternating streams (torch async-TP).
-// kAuto picks by a rule (choose_ag_gemm_impl, reasons there); FLUX_AG_GEMM_IMPL overrides it.
+// kAuto picks the path the overlap model predicts fastest of fused (SM gather), sequential and decomposed
+// (choose_ag_gemm_impl; src/ops/common/fused_rule.h); FLUX_AG_GEMM_IMPL overrides it.
 // Ranks sharing a GPU split its SMs between them for the fused paths (every rank's GEMM and gather
 // are then resident at once, so no rank's waiting GEMM can starve another's gather).
 // Collective: every rank builds the plan with the same description (checked on the values every rank
@@ -93,9 +94,11 @@ struct AgGemmLayout {
   GemmSelection gemm;
 };
 
-// The rule (reasons in ag_gemm_plan.cpp).
+// The rule (reasons in ag_gemm_plan.cpp and src/ops/common/fused_rule.h). `decomposed_ok` = false: the
+// decomposed path cannot run this call (FP8 per-row scales with M / W not a multiple of 4), the next best.
 AgGemmImpl choose_ag_gemm_impl(int64_t m, int64_t n_per_rank, int64_t k, int world_size, bool shares_gpu,
-                               std::string* reason);
+                               std::string* reason, int sm_count = 132, DType dtype = DType::kBF16,
+                               int gather_sms = 8, bool decomposed_ok = true);
 class AgGemmPlan {
  public:
   AgGemmPlan(Communicator& comm, const AgGemmDesc& desc, const AgGemmOptions& options = {});

@@ -22,10 +22,13 @@
 //                phase after the GEMM (for large M x N at W >= 4);
 //   kSequential  cuBLASLt GEMM, then NCCL's all-reduce when every rank has its own GPU, Flux's pull
 //                kernel over all rows after the GEMM when ranks share a GPU;
-//   kDecomposed  the GEMM in column chunks, the all-reduce of chunk i beside the GEMM of chunk i+1.
-// kAuto applies the GEMM+RS rule (choose_gemm_rs_impl: sequential below 2 GFLOP, else one-shot); two-shot
-// is chosen only by FLUX_GEMM_AR_PATH or GemmArOptions::path until a node with several GPUs has measured
-// where it wins. W = 1 runs the GEMM core straight into out.
+//   kDecomposed  the GEMM in column chunks, the all-reduce of chunk i beside the GEMM of chunk i+1;
+//   kRsAg        the composition of the two collectives: two-shot's first shot (GEMM+RS fused over
+//                ceil(M / W)-row segments into symmetric memory), joined, then an all-gather of the
+//                reduced segments: NCCL's (ncclAllGather) when every rank has its own GPU, Flux's
+//                gather kernel after the join when ranks share a GPU. Same bits as two-shot.
+// kAuto picks the path the overlap model predicts fastest (choose_gemm_ar_path, src/ops/common/
+// fused_rule.h; no node with several GPUs has checked it yet). W = 1 runs the GEMM core straight into out.
 //
 // FP8 inputs (e4m3 with scales, bf16 / fp16 partials and out) as GEMM+RS.
 // Collective, CUDA-graph safe and fail-stop exactly as GEMM+RS (flux/gemm_rs.h).
@@ -44,9 +47,13 @@
 
 namespace flux {
 
-enum class GemmArPath : int32_t { kAuto = 0, kOneShot = 1, kSequential = 2, kDecomposed = 3, kTwoShot = 4 };
+enum class GemmArPath : int32_t { kAuto = 0, kOneShot = 1, kSequential = 2, kDecomposed = 3, kTwoShot = 4, kRsAg = 5 };
 const char* to_string(GemmArPath path);
-GemmArPath parse_gemm_ar_path(const std::string& text);  // auto, one_shot, two_shot, sequential, decomposed
+GemmArPath parse_gemm_ar_path(const std::string& text);  // auto, one_shot, two_shot, rs_ag, sequential, decomposed
+
+// The rule (as choose_gemm_rs_impl, over GEMM+AR's five paths): W = 1 is the GEMM alone (kOneShot).
+GemmArPath choose_gemm_ar_path(int64_t m, int64_t n, int64_t k_per_rank, int world_size, std::string* reason,
+                               int sm_count = 132, DType dtype = DType::kBF16, int pull_sms = 8);
 
 struct GemmArDesc {
   int64_t max_m = 0;       // largest M run() will see

@@ -22,7 +22,8 @@
 //                Flux's pull-based one (the same reduction kernel, after the GEMM) when ranks share a GPU;
 //   kDecomposed  the GEMM in column chunks on two streams, the reduce-scatter of chunk i overlapping the
 //                GEMM of chunk i+1.
-// kAuto picks by a rule on shape and W (choose_gemm_rs_impl, reasons there); FLUX_GEMM_RS_IMPL or
+// kAuto picks the path the overlap model predicts fastest (choose_gemm_rs_impl; src/ops/common/fused_rule.h
+// says what it is fed); FLUX_GEMM_RS_IMPL or
 // GemmRsOptions::impl override it. W = 1 runs the GEMM core straight into out for every path.
 //
 // Collective: every rank builds the plan with the same description (checked on the values every rank
@@ -89,12 +90,15 @@ struct GemmRsLayout {
   TileOrderSpec order;       // rank-rotated order of this rank
   int32_t reduce_sms = 0;
   int32_t col_bands = 1;
-  int32_t shots = 0;         // GEMM+AR's fused paths: 1 one-shot, 2 two-shot (GEMM+RS: 0)
+  int32_t shots = 0;         // GEMM+AR's fused paths: 1 one-shot, 2 two-shot or rs_ag (GEMM+RS: 0)
+  bool gather_after = false;  // GEMM+AR rs_ag: the all-gather runs after the fused GEMM+RS has joined
 };
 
-// The rule: fused unless it cannot pay (W = 1 is the GEMM alone; tiny GEMMs are dominated by the fixed
-// cost of the per-call barrier and the reduction kernel's launch), see gemm_rs_plan.cpp.
-GemmRsImpl choose_gemm_rs_impl(int64_t m, int64_t n, int64_t k_per_rank, int world_size, std::string* reason);
+// The rule: W = 1 is the GEMM alone; otherwise the path the overlap model predicts fastest for this
+// per-rank shape on a device of `sm_count` SMs with `reduce_sms` for the reduction (src/ops/common/
+// fused_rule.h: the GEMM core's predicted times, the pull kernel's measured rate, NVLink 4's figures).
+GemmRsImpl choose_gemm_rs_impl(int64_t m, int64_t n, int64_t k_per_rank, int world_size, std::string* reason,
+                               int sm_count = 132, DType dtype = DType::kBF16, int reduce_sms = 8);
 
 class GemmRsPlan {
  public:

@@ -38,7 +38,7 @@ const std::vector<Knob>& all() {
        "-1 = rank 0 binds MASTER_PORT itself"},
       {"FLUX_DEVICE", "-1", "GPU ordinal of this rank; -1 = LOCAL_RANK modulo the number of visible GPUs"},
       {"FLUX_GEMM_RS_IMPL", "auto", "GEMM+RS path: auto (the rule), fused, sequential or decomposed"},
-      {"FLUX_GEMM_AR_PATH", "auto", "GEMM+AR path: auto (the rule), one_shot, two_shot, sequential or decomposed"},
+      {"FLUX_GEMM_AR_PATH", "auto", "GEMM+AR path: auto (the rule), one_shot, two_shot, rs_ag, sequential or decomposed"},
       {"FLUX_GEMM_RS_REDUCE_SMS", "8", "SMs given to the fused GEMM+RS reduction kernel (the GEMM gets the rest)"},
       {"FLUX_AG_GEMM_IMPL", "auto", "AG+GEMM path: auto (the rule), fused, fused_ce, sequential or decomposed"},
       {"FLUX_AG_GEMM_GATHER_SMS", "8",

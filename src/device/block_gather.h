@@ -3,11 +3,12 @@
 //
 // Every rank s has put its shard (rows [s * shard_rows, (s + 1) * shard_rows) of A) into its own
 // symmetric buffer at those rows and raised ready[s] = epoch in every rank's memory (pushed). The gather
-// on rank r visits the shards in ring order r, r+1, ..., r-1 and, per (shard, M-block) piece, waits for
-// its own ready[s] (acquire, system scope, bounded: a timeout names rank r, peer s and the shard),
-// copies the piece's rows from rank s's buffer into its own (16-byte vectors; nothing to copy for its
-// own shard), and counts the piece in parts[block] (acq_rel: the last arriver sees the other pieces'
-// copies); the piece that completes a block (all shards its rows touch) releases flags[block] = epoch,
+// on rank r visits the shards in ring order r, r+1, ..., r-1; each (shard, M-block) piece is cut into one
+// row chunk per CTA, and per chunk a CTA waits for its own ready[s] (acquire, system scope, bounded: a
+// timeout names rank r, peer s and the shard), copies the chunk's rows from rank s's buffer into its own
+// (16-byte vectors; nothing to copy for its own shard), and counts the chunk in parts[block] (acq_rel: the
+// last arriver sees the other chunks' copies); the chunk that completes a block (every chunk of every
+// shard its rows touch) releases flags[block] = epoch,
 // which the GEMM core's producer waits for before loading the block. parts must be zero at entry. The
 // epoch is read from device memory (the call's epoch). With FP8 row scales (scale_offset), a piece's
 // scales travel with its rows, so a released block has its rows and their scales in place.
@@ -32,7 +33,7 @@ inline constexpr int64_t kAgGatherLoadsInFlight = 8;
 inline constexpr int64_t kAgGatherBytesInFlightPerSm = kAgGatherThreads * kAgGatherLoadsInFlight * 16;
 
 struct AgGatherParams {
-  int64_t m = 0, k = 0, shard_rows = 0;
+  int64_t m = 0, k = 0, segment_rows = 0;  // segment_rows: a shard's rows (M / W)
   int32_t rank = 0, world = 1;
   int32_t block_rows = 128;       // the GEMM core's tile_m
   int32_t num_blocks = 0;         // ceil(m / block_rows)

@@ -45,6 +45,12 @@
 //   cuBLASLt FP8 on the 18 suite shapes, H200, 2026-12-02; 128x256x128 cooperative needs the same; the
 //   128x128x128 cooperative kernel does not spill). [N, K] weights only (FP8 WGMMA reads
 //   K-major operands), no split-K, swap-AB or skinny variants yet.
+//   Tried and dropped: 128x112x128 cooperative c2x1, after cuBLASLt's FP8 kernel on the suite shapes
+//   (ncu, 4096 x 12288 x 12288: nvjet_sm90_qqtst_112x128_128x7_2x1_v_bz_coopA, a 112-wide tile of the
+//   weight's N, 7 stages): with CUTLASS's builder (7 stages by its arithmetic, 30 KB each, not checked;
+//   a 128 x 16 epilogue subtile: gcd(32, 112);
+//   168 registers, no spills) its best variant ran at a median 0.415 of cuBLASLt FP8 on the 18 suite
+//   shapes where 128x128x128 c2x1 ran at 0.898 (bench/results/gemm_fp8_sweep_suite_h200_20261202_s9.jsonl).
 #pragma once
 
 #include <cstdint>

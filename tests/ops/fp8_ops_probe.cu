@@ -226,7 +226,7 @@ struct OpPlan {
       return p;
     }
     if (op == Op::kRs) return {"fused", "sequential", "decomposed"};
-    return {"one_shot", "two_shot", "sequential", "decomposed"};
+    return {"one_shot", "two_shot", "rs_ag", "sequential", "decomposed"};
   }
   void run(Job& job, const std::string& path, cudaStream_t stream) {
     const Inputs& in = job.in;

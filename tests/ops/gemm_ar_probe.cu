@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "flux/ag_gemm.h"
 #include "flux/error.h"
 #include "flux/gemm_ar.h"
 #include "flux/gemm_rs.h"
@@ -62,7 +63,8 @@ std::string name(const Case& c) {
                            c.bias ? " +bias" : "");
 }
 
-const flux::GemmArPath kPaths[] = {flux::GemmArPath::kOneShot, flux::GemmArPath::kTwoShot, flux::GemmArPath::kSequential,
+const flux::GemmArPath kPaths[] = {flux::GemmArPath::kOneShot, flux::GemmArPath::kTwoShot, flux::GemmArPath::kRsAg,
+                                   flux::GemmArPath::kSequential,
                                    flux::GemmArPath::kDecomposed};
 
 // One rank's buffers for a case, the reference of every row, and the checks.
@@ -153,6 +155,7 @@ void run_cases(flux::Communicator& comm, const std::vector<Case>& cases, cudaStr
   for (const Case& c : cases) {
     Fixture f(c, comm.world_size(), comm.rank());
     flux::GemmArPlan plan(comm, flux::GemmArDesc{c.m, c.n, c.k, c.dtype, c.layout});
+    std::string two_shot_bits, rs_ag_bits;
     for (flux::GemmArPath path : kPaths) {
       f.fill(c.seed, true, stream);
       plan.run(f.args(), stream, path);
@@ -161,7 +164,11 @@ void run_cases(flux::Communicator& comm, const std::vector<Case>& cases, cudaStr
       const std::string what = name(c) + " " + flux::to_string(path);
       f.verify(c.seed, what, stream);
       check_same_bits(comm, f, what);
+      if (path == flux::GemmArPath::kTwoShot) two_shot_bits = f.bits_hash();
+      if (path == flux::GemmArPath::kRsAg) rs_ag_bits = f.bits_hash();
     }
+    // rs_ag is two-shot's first shot and an all-gather of its reduced rows: the same sums, the same bits.
+    check(two_shot_bits == rs_ag_bits, name(c) + ": rs_ag's bits differ from two_shot's");
     plan.release();
   }
 }
@@ -199,24 +206,50 @@ void loop(flux::Communicator& comm, cudaStream_t stream) {
   rargs.a = flux::TensorRef(ra.ptr, rs_m, 128, flux::DType::kBF16);
   rargs.b = flux::TensorRef(rb.ptr, 512, 128, flux::DType::kBF16);
   rargs.out = flux::TensorRef(rout.ptr, 64, 512, flux::DType::kBF16);
+  // And an AG+GEMM plan: shards of 32 x 128 (rank s's filled with seed 300 + s); its gathered A is checked
+  // bitwise against every rank's shard at the checked steps.
+  const int64_t shard = 32, ag_k = 128, ag_n = 256;
+  flux::AgGemmPlan ag(comm, flux::AgGemmDesc{shard * w, ag_n, ag_k, flux::DType::kBF16, flux::WeightLayout::kNK});
+  Buffer ga(size_t(shard * ag_k) * 2), gb(size_t(ag_n * ag_k) * 2), gout(size_t(shard * w * ag_n) * 2),
+      want(size_t(shard * w * ag_k) * 2);
+  flux::tools::fill_random(ga.ptr, shard * ag_k, flux::DType::kBF16, 300 + r, 1.0f, stream);
+  flux::tools::fill_random(gb.ptr, ag_n * ag_k, flux::DType::kBF16, 400, 1.0f, stream);
+  for (int s = 0; s < w; ++s) {
+    flux::tools::fill_random(static_cast<char*>(want.ptr) + size_t(s * shard * ag_k) * 2, shard * ag_k, flux::DType::kBF16,
+                             300 + s, 1.0f, stream);
+  }
+  flux::AgGemmArgs gargs;
+  gargs.a_shard = flux::TensorRef(ga.ptr, shard, ag_k, flux::DType::kBF16);
+  gargs.b = flux::TensorRef(gb.ptr, ag_n, ag_k, flux::DType::kBF16);
+  gargs.out = flux::TensorRef(gout.ptr, shard * w, ag_n, flux::DType::kBF16);
+  std::vector<char> got(want.bytes), expected(want.bytes);
+  FLUX_CUDA_CHECK(cudaMemcpyAsync(expected.data(), want.ptr, want.bytes, cudaMemcpyDeviceToHost, stream));
   const std::vector<int> check_at = flux::testing::check_steps(31, 12, 1000);
   for (int step = 0; step < 1000; ++step) {
     Fixture& f = (step % 3 == 2) ? tiny : big;
     const bool checked = std::find(check_at.begin(), check_at.end(), step) != check_at.end();
     f.fill(uint64_t(7000 + step), checked, stream);
-    ar.run(f.args(), stream, flux::GemmArPath::kOneShot);
+    // Every GEMM+AR path in turn, between the other two ops' calls.
+    const flux::GemmArPath path = kPaths[step % (sizeof(kPaths) / sizeof(kPaths[0]))];
+    ar.run(f.args(), stream, path);
     rs.run(rargs, stream, flux::GemmRsImpl::kFused);
+    const flux::TensorRef gathered = ag.run(gargs, stream, flux::AgGemmImpl::kFused);
     if (checked) {
       FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
       ar.check_status();
-      f.verify(uint64_t(7000 + step), "loop step " + std::to_string(step), stream);
+      ag.check_status();
+      f.verify(uint64_t(7000 + step), "loop step " + std::to_string(step) + " " + flux::to_string(path), stream);
+      FLUX_CUDA_CHECK(cudaMemcpy(got.data(), gathered.data, got.size(), cudaMemcpyDeviceToHost));
+      check(got == expected, "loop step " + std::to_string(step) + ": AG+GEMM's gathered A differs from the ranks' shards");
     }
   }
   FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
   rs.check_status();
+  ag.check_status();
+  ag.release();
   rs.release();
   ar.release();
-  if (g_ok) std::printf("gemm_ar probe loop: ok (1000 all-reduces interleaved with GEMM+RS)\n");
+  if (g_ok) std::printf("gemm_ar probe loop: ok (1000 all-reduces over every path interleaved with GEMM+RS and AG+GEMM)\n");
 }
 
 template <class Fn>

@@ -1,4 +1,4 @@
-// tests/ops/test_ag_gemm_plan.cpp — AG+GEMM planning without a GPU: the rule (the same as GEMM+RS's), the
+// tests/ops/test_ag_gemm_plan.cpp — AG+GEMM planning without a GPU: the rule (the overlap model's, tests/ops/test_fused_rule.cpp), the
 // order (local shard first, then the ring), the SM split of ranks sharing a GPU.
 #include <gtest/gtest.h>
 
@@ -16,25 +16,9 @@ TEST(AgGemmPlan, RuleAndReasons) {
   EXPECT_EQ(flux::choose_ag_gemm_impl(4096, 6144, 12288, 1, false, &why), flux::AgGemmImpl::kFused);
   EXPECT_NE(why.find("one rank"), std::string::npos) << why;
   EXPECT_EQ(flux::choose_ag_gemm_impl(64, 256, 256, 4, false, &why), flux::AgGemmImpl::kSequential);
-  EXPECT_EQ(flux::choose_ag_gemm_impl(8192, 6144, 12288, 8, false, &why), flux::AgGemmImpl::kFused);
+  // Larger shapes: the overlap model's ranking (tests/ops/test_fused_rule.cpp).
   EXPECT_EQ(flux::parse_ag_gemm_impl("fused_ce"), flux::AgGemmImpl::kFusedCopyEngine);
   EXPECT_THROW(flux::parse_ag_gemm_impl("nccl"), flux::InvalidArgument);
-}
-
-// One fused-or-sequential rule for both ops (src/ops/common/fused_rule.h): the same per-rank GEMM gets the
-// same decision from either, on both sides of the 2 GFLOP threshold, and the reason says which side.
-TEST(AgGemmPlan, TheRuleIsGemmRsRule) {
-  for (int64_t m : {int64_t(64), int64_t(127), int64_t(128), int64_t(1024)}) {
-    for (int64_t n : {int64_t(1024), int64_t(8192)}) {
-      const int64_t k = 1024;  // 2 GFLOP at m x n = 2^30 / 2^10: m = 128 with n = 8192 is just over it
-      std::string ag_why, rs_why;
-      const bool ag = flux::choose_ag_gemm_impl(m, n, k, 4, false, &ag_why) == flux::AgGemmImpl::kFused;
-      const bool rs = flux::choose_gemm_rs_impl(m, n, k, 4, &rs_why) == flux::GemmRsImpl::kFused;
-      EXPECT_EQ(ag, rs) << m << "x" << n << "x" << k << ": " << ag_why << " | " << rs_why;
-      EXPECT_EQ(ag, 2.0 * m * n * k >= 2e9) << ag_why;
-      EXPECT_NE(ag_why.find(ag ? "rule: fused" : "rule: sequential"), std::string::npos) << ag_why;
-    }
-  }
 }
 
 TEST(AgGemmPlan, OrderStartsAtTheLocalShard) {

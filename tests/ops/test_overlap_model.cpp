@@ -4,6 +4,8 @@
 // bad inputs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "flux/error.h"
 #include "src/ops/common/overlap_model.h"
 
@@ -13,6 +15,13 @@ using flux::ops::ComponentRates;
 using flux::ops::FusedOp;
 using flux::ops::LinkSpec;
 using flux::ops::PathTimes;
+
+// The decomposed path: D chunks of G_c each, pipelined with the collective's chunks (c = its time without
+// the latency / D, plus the latency), plus D launches.
+double decomposed(double g_chunk, double comm_seq_us, double latency_us, int chunks, double launch_us) {
+  const double c = (comm_seq_us - latency_us) / chunks + latency_us;
+  return std::max(chunks * g_chunk + c, g_chunk + chunks * c) + chunks * launch_us;
+}
 
 ComponentRates rates() {
   ComponentRates r;
@@ -53,11 +62,21 @@ TEST(OverlapModel, GemmArOneShotTwoShotAndTheRing) {
   EXPECT_NEAR(t.two_shot_us, 10 + std::max(1060 + (c1 + 3) / 7, 1060.0 / 8 + c1 + 3) + c1 + 3, 1e-9);
   EXPECT_GT(t.fused_us, t.sequential_us);
   EXPECT_LT(t.two_shot_us, t.sequential_us);
-  EXPECT_NEAR(t.decomposed_us, std::max(1000 + ring / 4, 250 + ring) + 20, 1e-9);
+  // The composition: two-shot's first shot, then the collective's all-gather of 7/8 of the matrix.
+  EXPECT_NEAR(t.rs_ag_us, 10 + std::max(1060 + (c1 + 3) / 7, 1060.0 / 8 + c1 + 3) + 7.0 / 8 * matrix / 360e9 * 1e6 + 3,
+              1e-9);
+  EXPECT_LT(t.rs_ag_us, t.two_shot_us);  // NCCL's 360 GB/s beats the pull kernel's 300 for the second phase
+  EXPECT_NEAR(t.decomposed_us, decomposed(250, ring, 3, 4, 5), 1e-9);
   EXPECT_EQ(t.best, "decomposed");
-  EXPECT_NEAR(t.hidden_fraction, (t.sequential_us - t.two_shot_us) / ring, 1e-12);
-  // The other ops have no two-shot time.
+  EXPECT_NEAR(t.hidden_fraction, (t.sequential_us - t.rs_ag_us) / ring, 1e-12);
+  // The other ops have no two-shot or composition time.
   EXPECT_DOUBLE_EQ(flux::ops::predict_paths(FusedOp::kGemmRs, m, n, k, 8, rates()).two_shot_us, 0.0);
+  EXPECT_DOUBLE_EQ(flux::ops::predict_paths(FusedOp::kGemmRs, m, n, k, 8, rates()).rs_ag_us, 0.0);
+  // A measured chunk GEMM (slower than G_all / D: narrower tiles, SMs left to the collective) replaces G_all / D.
+  ComponentRates slow = rates();
+  slow.gemm_us_chunk = 400;
+  EXPECT_NEAR(flux::ops::predict_paths(FusedOp::kGemmAr, m, n, k, 8, slow, LinkSpec{450, 3}).decomposed_us,
+              decomposed(400, ring, 3, 4, 5), 1e-9);
 }
 
 TEST(OverlapModel, GemmBoundGemmRs) {
@@ -71,7 +90,7 @@ TEST(OverlapModel, GemmBoundGemmRs) {
   EXPECT_NEAR(t.sequential_us, 1000 + comm_seq, 1e-9);
   // max(G_k + one comm step, one GEMM step + C) + fixed = max(1060 + 84.3, 132.5 + 590.2) + 10
   EXPECT_NEAR(t.fused_us, 10 + std::max(1060 + comm_fused / 7, 1060.0 / 8 + comm_fused), 1e-9);
-  EXPECT_NEAR(t.decomposed_us, std::max(1000 + comm_seq / 4, 250 + comm_seq) + 20, 1e-9);
+  EXPECT_NEAR(t.decomposed_us, decomposed(250, comm_seq, 3, 4, 5), 1e-9);
   EXPECT_EQ(t.best, "decomposed");  // at these rates the chunked NCCL path edges out the fused one
   EXPECT_NEAR(t.hidden_fraction, (t.sequential_us - t.fused_us) / comm_seq, 1e-12);
   EXPECT_GT(t.hidden_fraction, 0.6);

@@ -2,7 +2,7 @@
 //
 // Per shape (M, N, K: the full layer; each rank multiplies A_r [M, K/W] by B_r [N, K/W]^T and every rank
 // gets the sum [M, N]) and dtype, side by side in interleaved rounds on rotating input sets: one_shot,
-// two_shot, sequential, decomposed (the op's paths), one_shot_graph (one one-shot call captured in a CUDA graph
+// two_shot, rs_ag, sequential, decomposed (the op's paths), one_shot_graph (one one-shot call captured in a CUDA graph
 // and replayed: the decode case), gemm_core (the per-rank GEMM alone) and, with one GPU per rank,
 // nccl_comm (NCCL's all-reduce of the partials alone). fixed_us = path - gemm_core, the op's cost over
 // its GEMM. Each rank times its own calls; a row reports the slowest rank's median. The one- and two-shot
@@ -87,8 +87,8 @@ int run_gemm_ar_bench(const std::vector<std::string>& argv, const std::string& c
     std::printf("flux-bench gemm-ar: W=%d on %s (%s%s)%s\n", w, limits.name.c_str(),
                 comm.shares_gpu() ? "ranks share a GPU" : "one GPU per rank", mps ? ", MPS" : "",
                 nccl ? "" : "; NCCL unavailable: no nccl_comm row");
-    std::printf("%-18s %-5s %9s %9s %9s %9s %9s %9s %9s  (ms; fixed_us = one_shot - core)\n", "shape (MxNxK)", "dtype",
-                "one_shot", "graph", "sequent.", "decomp.", "core", "two_shot", "fixed_us");
+    std::printf("%-18s %-5s %9s %9s %9s %9s %9s %9s %9s %9s  (ms; fixed_us = one_shot - core)\n", "shape (MxNxK)",
+                "dtype", "one_shot", "graph", "sequent.", "decomp.", "core", "two_shot", "rs_ag", "fixed_us");
   }
   int failures = 0;
   for (DType dtype : dtypes) {
@@ -142,6 +142,7 @@ int run_gemm_ar_bench(const std::vector<std::string>& argv, const std::string& c
              core.run(g, stream);
            }},
           {"two_shot", [&](int) { plan.run(ar_args(next_set()), stream, GemmArPath::kTwoShot); }},
+          {"rs_ag", [&](int) { plan.run(ar_args(next_set()), stream, GemmArPath::kRsAg); }},
       };
       if (nccl) {
         runs.push_back({"nccl_comm", [&](int) {
@@ -158,7 +159,7 @@ int run_gemm_ar_bench(const std::vector<std::string>& argv, const std::string& c
       // everywhere.
       std::map<std::string, std::optional<double>> errs;
       std::map<std::string, bool> same;
-      for (GemmArPath path : {GemmArPath::kOneShot, GemmArPath::kTwoShot}) {
+      for (GemmArPath path : {GemmArPath::kOneShot, GemmArPath::kTwoShot, GemmArPath::kRsAg}) {
         if (!check) break;
         std::optional<double>& err = errs[to_string(path)];
         bool& same_bits = same[to_string(path)];
@@ -216,8 +217,8 @@ int run_gemm_ar_bench(const std::vector<std::string>& argv, const std::string& c
         std::snprintf(shape_text, sizeof(shape_text), "%ldx%ldx%ld", long(m), long(n), long(shape.k));
         bool failed = false;
         for (const auto& e : errs) failed = failed || !(*e.second < tools::tolerance(dtype)) || !same[e.first];
-        std::printf("%-18s %-5s %9.4f %9.4f %9.4f %9.4f %9.4f %9.4f %9.1f%s\n", shape_text, to_string(dtype), med[0], med[1],
-                    med[2], med[3], core_ms, med[5], (med[0] - core_ms) * 1e3, failed ? "  CHECK FAILED" : "");
+        std::printf("%-18s %-5s %9.4f %9.4f %9.4f %9.4f %9.4f %9.4f %9.4f %9.1f%s\n", shape_text, to_string(dtype), med[0],
+                    med[1], med[2], med[3], core_ms, med[5], med[6], (med[0] - core_ms) * 1e3, failed ? "  CHECK FAILED" : "");
         std::fflush(stdout);
       }
       cudaGraphExecDestroy(exec);

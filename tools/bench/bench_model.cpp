@@ -4,7 +4,9 @@
 // Measured here, per dtype and per-rank shape (one GPU, side by side in interleaved rounds, inputs
 // rotated past 2 x L2, CUDA events, medians):
 //   - the GEMM core on all SMs and on SMs - k (k = --side-sms, the SMs the fused ops give their pull
-//     kernel: FLUX_GEMM_RS_REDUCE_SMS / FLUX_AG_GEMM_GATHER_SMS, 8 by default);
+//     kernel: FLUX_GEMM_RS_REDUCE_SMS / FLUX_AG_GEMM_GATHER_SMS, 8 by default), and one decomposed chunk's
+//     GEMM (N / 4 columns; AG+GEMM: one shard's M / W rows) on the SMs NCCL leaves beside it (SMs -
+//     ops::kRuleCollectiveSms);
 //   - the pull kernel's own rate on k SMs: AG+GEMM's gather kernel copying one peer shard that lives in
 //     this GPU's memory (a two-rank gather on one process, the flags already raised), so the rate is the
 //     kernel's, not the link's; its bytes in flight are the kernel's constant (src/device/block_gather.h).
@@ -29,6 +31,7 @@
 #include "flux/gemm.h"
 #include "src/common/check.h"
 #include "src/device/block_gather.h"
+#include "src/ops/common/fused_rule.h"
 #include "src/ops/common/overlap_model.h"
 #include "tools/bench/bench_args.h"
 #include "tools/bench/bench_model.h"
@@ -61,7 +64,7 @@ double measure_pull_gbps(int64_t shard_rows, int64_t k, int sms, int iters, int 
   device::AgGatherParams p;
   p.m = 2 * shard_rows;
   p.k = k;
-  p.shard_rows = shard_rows;
+  p.segment_rows = shard_rows;
   p.rank = 0;
   p.world = 2;
   p.block_rows = block_rows;
@@ -136,7 +139,7 @@ int run_model_bench(const std::vector<std::string>& argv, const std::string& com
   link.bandwidth_gbps = get_double(args, "--link-gbps", link.bandwidth_gbps);
   link.latency_us = get_double(args, "--link-latency-us", link.latency_us);
   const double collective = get_double(args, "--collective-gbps", 0.0);
-  const double fixed_us = get_double(args, "--fixed-us", 5.0);
+  const double fixed_us = get_double(args, "--fixed-us", ops::kRuleFusedFixedUs);
   const int side_sms = static_cast<int>(args.get_int("--side-sms", 8));
   const int iters = static_cast<int>(args.get_int("--iters", 20));
   const int warmup = static_cast<int>(args.get_int("--warmup", 3));
@@ -184,9 +187,9 @@ int run_model_bench(const std::vector<std::string>& argv, const std::string& com
               "(Little's law: %.0f KB needed for the link's rate)\n",
               limits.name.c_str(), limits.sm_count, side_sms, in_flight / 1024.0, link.bandwidth_gbps, link.latency_us,
               ops::bytes_in_flight_needed(link.bandwidth_gbps, link.latency_us) / 1024.0);
-  std::printf("%-8s %-18s %3s %5s %9s %9s %7s | %9s %9s %9s %9s %-10s %6s %-9s\n", "op", "shape (MxNxK)", "tp",
-              "dtype", "gemm_all", "gemm_k", "pull", "seq_us", "fused_us", "2shot_us", "decomp_us", "best", "hidden",
-              "limit");
+  std::printf("%-8s %-18s %3s %5s %9s %9s %9s %7s | %9s %9s %9s %9s %9s %-10s %6s %-9s\n", "op", "shape (MxNxK)",
+              "tp", "dtype", "gemm_all", "gemm_k", "gemm_chk", "pull", "seq_us", "fused_us", "2shot_us", "rs_ag_us",
+              "decomp_us", "best", "hidden", "limit");
   for (DType dtype : dtypes) {
     for (const Shape& s : shapes) {
       const ops::FusedOp op = s.name == "ag_gemm"   ? ops::FusedOp::kAgGemm
@@ -196,6 +199,12 @@ int run_model_bench(const std::vector<std::string>& argv, const std::string& com
       ops::ComponentRates r;
       r.gemm_us_all_sms = measure_gemm_us(desc, s.m, 0, iters, warmup, limits.l2_bytes, stream);
       r.gemm_us_reduced_sms = measure_gemm_us(desc, s.m, limits.sm_count - side_sms, iters, warmup, limits.l2_bytes, stream);
+      // One decomposed chunk beside NCCL (4 column chunks; AG+GEMM: one shard per chunk, as the op runs it).
+      const int chunks = op == ops::FusedOp::kAgGemm ? s.tp : 4;
+      const GemmDesc chunk_desc{op == ops::FusedOp::kAgGemm ? s.n : std::max<int64_t>(s.n / chunks / 8 * 8, 8), s.k, dtype,
+                                WeightLayout::kNK};
+      r.gemm_us_chunk = measure_gemm_us(chunk_desc, op == ops::FusedOp::kAgGemm ? std::max<int64_t>(s.m / s.tp, 1) : s.m,
+                                        limits.sm_count - ops::kRuleCollectiveSms, iters, warmup, limits.l2_bytes, stream);
       // The bytes one pull step moves: a peer's M/W rows (GEMM+RS, AG+GEMM), a peer's whole partial (GEMM+AR).
       const int64_t pull_rows = std::max<int64_t>(op == ops::FusedOp::kGemmAr ? s.m : s.m / s.tp, 128);
       const int64_t pull_cols = op == ops::FusedOp::kAgGemm ? s.k : s.n;
@@ -203,14 +212,22 @@ int run_model_bench(const std::vector<std::string>& argv, const std::string& com
       r.pull_bytes_in_flight = in_flight;
       r.collective_gbps = collective;
       r.fused_fixed_us = fixed_us;
-      const ops::PathTimes t = ops::predict_paths(op, s.m, s.n, s.k, s.tp, r, link);
+      r.elem_bytes = op == ops::FusedOp::kAgGemm ? int(dtype_size(dtype)) : 2;
+      const ops::PathTimes t = ops::predict_paths(op, s.m, s.n, s.k, s.tp, r, link, chunks);
+      // What the ops' rule predicts for the same call, from the GEMM core's own predictions and its constants.
+      ops::RuleContext rule_ctx;
+      rule_ctx.sm_count = limits.sm_count;
+      rule_ctx.helper_sms = side_sms;
+      rule_ctx.dtype = dtype;
+      const ops::PathTimes rule = ops::rule_paths(op, s.m, s.n, s.k, s.tp, rule_ctx);
       const char* op_name = s.name.c_str();
-      char two_shot[16] = "-";
+      char two_shot[16] = "-", rs_ag[16] = "-";
       if (op == ops::FusedOp::kGemmAr) std::snprintf(two_shot, sizeof(two_shot), "%.1f", t.two_shot_us);
-      std::printf("%-8s %6ldx%5ldx%5ld %3d %5s %9.1f %9.1f %7.0f | %9.1f %9.1f %9s %9.1f %-10s %6.2f %-9s\n", op_name,
-                  long(s.m), long(s.n), long(s.k), s.tp, to_string(dtype), r.gemm_us_all_sms, r.gemm_us_reduced_sms,
-                  r.pull_kernel_gbps, t.sequential_us, t.fused_us, two_shot, t.decomposed_us, t.best.c_str(),
-                  t.hidden_fraction, t.limit.c_str());
+      if (op == ops::FusedOp::kGemmAr) std::snprintf(rs_ag, sizeof(rs_ag), "%.1f", t.rs_ag_us);
+      std::printf("%-8s %6ldx%5ldx%5ld %3d %5s %9.1f %9.1f %9.1f %7.0f | %9.1f %9.1f %9s %9s %9.1f %-10s %6.2f %-9s rule: %s\n",
+                  op_name, long(s.m), long(s.n), long(s.k), s.tp, to_string(dtype), r.gemm_us_all_sms,
+                  r.gemm_us_reduced_sms, r.gemm_us_chunk, r.pull_kernel_gbps, t.sequential_us, t.fused_us, two_shot, rs_ag,
+                  t.decomposed_us, t.best.c_str(), t.hidden_fraction, t.limit.c_str(), rule.best.c_str());
       if (json) {
         tools::JsonLine row;
         row.add("op", "model")
@@ -223,6 +240,8 @@ int run_model_bench(const std::vector<std::string>& argv, const std::string& com
             .add("side_sms", side_sms)
             .add("gemm_us_all_sms", r.gemm_us_all_sms)
             .add("gemm_us_reduced_sms", r.gemm_us_reduced_sms)
+            .add("gemm_us_chunk", r.gemm_us_chunk)
+            .add("chunks", chunks)
             .add("pull_kernel_gbps", r.pull_kernel_gbps)
             .add("pull_bytes_in_flight", r.pull_bytes_in_flight)
             .add("bytes_in_flight_needed", ops::bytes_in_flight_needed(link.bandwidth_gbps, link.latency_us))
@@ -237,7 +256,10 @@ int run_model_bench(const std::vector<std::string>& argv, const std::string& com
             .add("fused_us", t.fused_us)
             .add("decomposed_us", t.decomposed_us)
             .add("two_shot_us", op == ops::FusedOp::kGemmAr ? std::optional<double>(t.two_shot_us) : std::nullopt)
+            .add("rs_ag_us", op == ops::FusedOp::kGemmAr ? std::optional<double>(t.rs_ag_us) : std::nullopt)
             .add("best", t.best)
+            .add("rule_best", rule.best)
+            .add("rule_gemm_us_all_sms", rule.sequential_us - rule.comm_sequential_us)
             .add("hidden_fraction", t.hidden_fraction)
             .add("gpu", limits.name)
             .add("date", date)

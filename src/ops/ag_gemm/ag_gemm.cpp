@@ -28,7 +28,9 @@
 
 #include <algorithm>
 #include <map>
+#include <mutex>
 #include <tuple>
+#include <utility>
 
 #include "flux/ag_gemm.h"
 #include "flux/baseline/cublas_gemm.h"
@@ -46,6 +48,7 @@ namespace flux {
 
 namespace {
 
+constexpr size_t kMaxCachedLayouts = 4096;  // distinct (M, path) layouts kept per plan
 
 }  // namespace
 
@@ -70,6 +73,8 @@ struct AgGemmPlan::Impl {
   TensorRef last_scale_a;     // FP8 per-row: the last run()'s gathered scale_a
   // (m, bias, stream slot) -> cuBLAS plan on that slot's workspace.
   std::map<std::tuple<int64_t, bool, int>, std::unique_ptr<CublasGemm>> cublas;
+  std::mutex layouts_mu;
+  std::map<std::pair<int64_t, int>, AgGemmLayout> layouts;  // layout(): (M, requested path) -> layout
 
   ~Impl() {
     if (block_flags) cudaFree(block_flags);
@@ -104,11 +109,8 @@ struct AgGemmPlan::Impl {
 
   device::AgGatherParams gather_params(const AgGemmLayout& L, int block_rows) const {
     device::AgGatherParams p;
-    p.m = L.m;
+    rt->set_ring(p, L.m, L.shard_rows, rank, world);
     p.k = desc.k;
-    p.shard_rows = L.shard_rows;
-    p.rank = rank;
-    p.world = world;
     p.block_rows = block_rows;
     p.num_blocks = static_cast<int32_t>((L.m + block_rows - 1) / block_rows);
     FLUX_CHECK(p.num_blocks <= max_blocks, "flux ag_gemm: ", p.num_blocks, " M-blocks of ", block_rows, " rows at M = ", L.m,
@@ -117,10 +119,8 @@ struct AgGemmPlan::Impl {
     p.buffers = gathered->device_peers();
     p.scale_offset = scale_offset;
     p.ready = rt->signals().local();
-    p.epoch = rt->epoch();
     p.flags = block_flags;
     p.parts = block_parts;
-    p.ctx = rt->wait_context(-1);
     return p;
   }
 
@@ -278,7 +278,13 @@ AgGemmPlan::AgGemmPlan(Communicator& comm, const AgGemmDesc& desc, const AgGemmO
 AgGemmPlan::~AgGemmPlan() = default;
 
 AgGemmLayout AgGemmPlan::layout(int64_t m, AgGemmImpl impl) const {
-  const Impl& p = *impl_;
+  Impl& p = *impl_;
+  // Planned once per (M, requested path) and kept (the rule runs the GEMM heuristic three times).
+  const std::pair<int64_t, int> key{m, int(impl)};
+  std::lock_guard<std::mutex> lock(p.layouts_mu);
+  auto it = p.layouts.find(key);
+  if (it != p.layouts.end()) return it->second;
+  if (p.layouts.size() >= kMaxCachedLayouts) p.layouts.clear();
   AgGemmLayout L = ops::plan_ag_gemm(m, p.desc, p.world, p.rank, p.comm->shares_gpu(), p.ranks_on_gpu,
                                      p.limits.sm_count, p.gather_sms, impl != AgGemmImpl::kAuto ? impl : p.forced);
   if (p.world == 1) {
@@ -288,6 +294,7 @@ AgGemmLayout AgGemmPlan::layout(int64_t m, AgGemmImpl impl) const {
   } else if (L.impl == AgGemmImpl::kFusedCopyEngine) {
     L.gemm = p.ce_gemm->select(m);
   }
+  p.layouts.emplace(key, L);
   return L;
 }
 

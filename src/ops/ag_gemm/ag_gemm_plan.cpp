@@ -5,6 +5,7 @@
 
 #include "src/common/check.h"
 #include "src/ops/common/fused_rule.h"
+#include "src/ops/common/op_types.h"
 #include "src/ops/common/path_table.h"
 #include "src/ops/common/sm_budget.h"
 
@@ -23,22 +24,18 @@ AgGemmImpl parse_ag_gemm_impl(const std::string& text) {
 }
 
 // The rule: W = 1, the gather is the identity (the GEMM core reads the shard directly); otherwise the
-// fused-op rule (src/ops/common/fused_rule.h, reasons there), fused meaning kFused (SM gather): it works
-// whether or not ranks share a GPU. kFusedCopyEngine frees the gather's SMs but needs one GPU per rank;
-// which of the two wins on NVLink is issue 6's measurement.
+// path the overlap model predicts fastest (src/ops/common/fused_rule.h, reasons there), fused meaning
+// kFused (SM gather): it works whether or not ranks share a GPU. kFusedCopyEngine frees the gather's SMs
+// but needs one GPU per rank and is not in the model; which of the two wins on NVLink is issue 6's
+// measurement.
 AgGemmImpl choose_ag_gemm_impl(int64_t m, int64_t n_per_rank, int64_t k, int world_size, bool shares_gpu,
-                               std::string* reason) {
+                               std::string* reason, int sm_count, DType dtype, int gather_sms, bool decomposed_ok) {
   (void)shares_gpu;
-  auto say = [&](const std::string& text) {
-    if (reason) *reason = text;
-  };
-  if (world_size == 1) {
-    say("one rank: the all-gather is the identity, the GEMM core reads the shard directly");
-    return AgGemmImpl::kFused;
-  }
-  if (!ops::fused_pays(m, n_per_rank, k, "a gather", reason)) return AgGemmImpl::kSequential;
-  if (reason) *reason += " (SM gather)";
-  return AgGemmImpl::kFused;
+  const std::string best = ops::rule_choose(
+      ops::FusedOp::kAgGemm, m, n_per_rank, k, world_size, sm_count, dtype, gather_sms,
+      [&](const std::string& path) { return decomposed_ok || path != "decomposed"; }, reason);
+  if (best == "fused" && world_size > 1 && reason) *reason += " (fused: the SM gather)";
+  return parse_ag_gemm_impl(best);
 }
 
 namespace ops {
@@ -49,18 +46,19 @@ int ag_gemm_ce_gemm_sms(int sm_count, bool shares_gpu, int gemm_sms, int gather_
 
 AgGemmLayout plan_ag_gemm(int64_t m, const AgGemmDesc& desc, int world_size, int rank, bool shares_gpu,
                           int ranks_on_gpu, int sm_count, int gather_sms, AgGemmImpl forced) {
-  FLUX_CHECK_ARG(m >= 1 && m <= desc.max_m, "flux ag_gemm: M = ", m, " (expected 1 <= M <= max_m = ", desc.max_m, ")");
-  FLUX_CHECK_ARG(m % world_size == 0, "flux ag_gemm: M = ", m, " is not a multiple of the world size ", world_size,
-                 " (each rank holds M / W rows)");
+  check_call_rows("flux ag_gemm", m, desc.max_m, world_size, true);
   AgGemmLayout out;
   out.m = m;
   out.shard_rows = m / world_size;
-  if (forced != AgGemmImpl::kAuto) {
-    out.impl = forced;
-    out.reason = detail::cat("forced ", to_string(forced), " (FLUX_AG_GEMM_IMPL / AgGemmOptions::impl)");
-  } else {
-    out.impl = choose_ag_gemm_impl(m, desc.n_per_rank, desc.k, world_size, shares_gpu, &out.reason);
-  }
+  // FP8 per-row scales: the decomposed path's per-shard GEMMs read scale rows at M / W offsets (16 bytes).
+  const bool decomposed_ok = !(desc.scale == ScaleKind::kPerRowCol && (m / world_size) % 4 != 0);
+  out.impl = ops::resolve_path(
+      kPaths, forced, "FLUX_AG_GEMM_IMPL / AgGemmOptions::impl",
+      [&] {
+        return choose_ag_gemm_impl(m, desc.n_per_rank, desc.k, world_size, shares_gpu, &out.reason, sm_count,
+                                   desc.dtype, gather_sms, decomposed_ok);
+      },
+      &out.reason);
   FLUX_CHECK_ARG(!(out.impl == AgGemmImpl::kFusedCopyEngine && shares_gpu && world_size > 1),
                  "flux ag_gemm: fused_ce needs one GPU per rank (ranks here share a GPU, and a same-GPU copy needs "
                  "an SM the waiting GEMM holds); use fused, sequential or decomposed");

@@ -53,6 +53,18 @@ class OpRuntime {
   void end(cudaStream_t stream);
 
   const uint32_t* epoch() const { return signals_->epoch(); }
+  // The fields every side kernel's parameters share (tile reduce, block gather, GEMM+AR's gather): the
+  // call's M in segments of `segment_rows` (one per rank), this rank of W, the call's device epoch and the
+  // bounded-wait context.
+  template <typename Params>
+  void set_ring(Params& p, int64_t m, int64_t segment_rows, int rank, int world) const {
+    p.m = m;
+    p.segment_rows = segment_rows;
+    p.rank = rank;
+    p.world = world;
+    p.epoch = epoch();
+    p.ctx = wait_context(-1);
+  }
   FaultDomain fault() const { return comm_->fault_domain(); }
   device::WaitContext wait_context(int peer) const;
 

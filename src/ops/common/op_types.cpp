@@ -55,4 +55,10 @@ void check_op_scales(const char* op, const OpTypes& types, const TensorRef& scal
   check_scale(op, "scale_b", scale_b, b_cols, types.row_scales());
 }
 
+void check_call_rows(const char* op, int64_t m, int64_t max_m, int world, bool per_rank) {
+  FLUX_CHECK_ARG(m >= 1 && m <= max_m, op, ": M = ", m, " (expected 1 <= M <= max_m = ", max_m, ")");
+  FLUX_CHECK_ARG(!per_rank || m % world == 0, op, ": M = ", m, " is not a multiple of the world size ", world,
+                 " (each rank has M / W rows; pad M to a multiple of W)");
+}
+
 }  // namespace flux::ops

@@ -44,4 +44,8 @@ OpTypes resolve_op_types(const char* op, DType dtype, WeightLayout layout, DType
 void check_op_scales(const char* op, const OpTypes& types, const TensorRef& scale_a, int64_t a_rows,
                      const TensorRef& scale_b, int64_t b_cols);
 
+// A call's M against the plan: 1 <= M <= max_m and, for the ops that split M across ranks (`per_rank`:
+// GEMM+RS's out rows, AG+GEMM's shards), a multiple of W. InvalidArgument naming the op otherwise.
+void check_call_rows(const char* op, int64_t m, int64_t max_m, int world, bool per_rank);
+
 }  // namespace flux::ops

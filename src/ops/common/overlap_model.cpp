@@ -2,6 +2,7 @@
 #include "src/ops/common/overlap_model.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "flux/error.h"
 #include "src/common/check.h"
@@ -21,7 +22,7 @@ PathTimes predict_paths(FusedOp op, int64_t m, int64_t n, int64_t k, int world, 
                         const LinkSpec& link, int chunks) {
   FLUX_CHECK_ARG(r.gemm_us_all_sms > 0 && r.gemm_us_reduced_sms > 0 && r.pull_kernel_gbps > 0 &&
                      r.pull_bytes_in_flight > 0 && r.collective_gbps >= 0 && r.fused_fixed_us >= 0 &&
-                     r.chunk_launch_us >= 0,
+                     r.chunk_launch_us >= 0 && r.gemm_us_chunk >= 0 && r.elem_bytes >= 1,
                  "flux model: component rates must be measured (> 0; collective and fixed costs >= 0): gemm ",
                  r.gemm_us_all_sms, " / ", r.gemm_us_reduced_sms, " us, pull ", r.pull_kernel_gbps, " GB/s, in flight ",
                  r.pull_bytes_in_flight, " B");
@@ -29,10 +30,11 @@ PathTimes predict_paths(FusedOp op, int64_t m, int64_t n, int64_t k, int world, 
                  link.latency_us, " us (expected bandwidth > 0, latency >= 0)");
   FLUX_CHECK_ARG(chunks >= 1, "flux model: decomposed chunks ", chunks, " (expected >= 1)");
   PathTimes t;
-  t.comm_bytes = fused_op_comm_bytes(op, m, n, k, world);
+  t.comm_bytes = fused_op_comm_bytes(op, m, n, k, world, r.elem_bytes);
   const double g_all = r.gemm_us_all_sms, g_k = r.gemm_us_reduced_sms;
   if (world == 1) {  // nothing to move: every path is the GEMM alone
     t.sequential_us = t.fused_us = t.decomposed_us = g_all;
+    if (op == FusedOp::kGemmAr) t.two_shot_us = t.rs_ag_us = g_all;
     t.best = "fused";
     t.limit = "none";
     return t;
@@ -47,9 +49,10 @@ PathTimes predict_paths(FusedOp op, int64_t m, int64_t n, int64_t k, int world, 
   t.comm_fused_us = t.comm_bytes * us_per_byte_fused + link.latency_us;
   // GEMM+AR: (W-1)/W of the matrix, what one ring pass (or one shot of two-shot) moves per rank. NCCL's
   // ring: a reduce-scatter or all-gather moves C; an all-reduce is both, twice that share.
-  const double ar_share = double(world - 1) / double(world) * double(m) * double(n) * 2.0;
+  const double ar_share = double(world - 1) / double(world) * double(m) * double(n) * double(r.elem_bytes);
   const double seq_bytes = op == FusedOp::kGemmAr ? 2.0 * ar_share : t.comm_bytes;
-  t.comm_sequential_us = seq_bytes * 1e6 / (collective * 1e9) + link.latency_us;
+  const double us_per_byte_collective = 1e6 / (collective * 1e9);
+  t.comm_sequential_us = seq_bytes * us_per_byte_collective + link.latency_us;
 
   t.sequential_us = g_all + t.comm_sequential_us;
   const double g_step = g_k / world;
@@ -61,22 +64,29 @@ PathTimes predict_paths(FusedOp op, int64_t m, int64_t n, int64_t k, int world, 
   if (op == FusedOp::kGemmAr) {
     const double shot_us = ar_share * us_per_byte_fused + link.latency_us;
     t.two_shot_us = r.fused_fixed_us + reduce_pipeline(shot_us) + shot_us;
+    // The composition: GEMM+RS's fused path, then the collective's all-gather of the reduced rows.
+    t.rs_ag_us = r.fused_fixed_us + reduce_pipeline(shot_us) + ar_share * us_per_byte_collective + link.latency_us;
   }
-  t.decomposed_us = std::max(g_all + t.comm_sequential_us / chunks, g_all / chunks + t.comm_sequential_us) +
-                    chunks * r.chunk_launch_us;
-  const double fused_best = op == FusedOp::kGemmAr ? std::min(t.fused_us, t.two_shot_us) : t.fused_us;
+  const double g_chunk = r.gemm_us_chunk > 0 ? r.gemm_us_chunk : g_all / chunks;
+  const double c_chunk = seq_bytes * us_per_byte_collective / chunks + link.latency_us;
+  t.decomposed_us = std::max(chunks * g_chunk + c_chunk, g_chunk + chunks * c_chunk) + chunks * r.chunk_launch_us;
+  // The best path, first on ties in this order (the fused paths first: they take no extra memory).
+  const std::pair<const char*, double> paths[] = {{"fused", t.fused_us},
+                                                  {"two_shot", op == FusedOp::kGemmAr ? t.two_shot_us : -1.0},
+                                                  {"rs_ag", op == FusedOp::kGemmAr ? t.rs_ag_us : -1.0},
+                                                  {"sequential", t.sequential_us},
+                                                  {"decomposed", t.decomposed_us}};
+  double best = -1.0, fused_best = -1.0;
+  for (const auto& [name, us] : paths) {
+    if (us < 0) continue;
+    if (best < 0 || us < best) {
+      best = us;
+      t.best = name;
+    }
+    const bool overlapped = std::string(name) != "sequential" && std::string(name) != "decomposed";
+    if (overlapped && (fused_best < 0 || us < fused_best)) fused_best = us;
+  }
   t.hidden_fraction = std::clamp((t.sequential_us - fused_best) / t.comm_sequential_us, 0.0, 1.0);
-  t.best = "fused";
-  double best = t.fused_us;
-  if (op == FusedOp::kGemmAr && t.two_shot_us < best) {
-    best = t.two_shot_us;
-    t.best = "two_shot";
-  }
-  if (t.sequential_us < best) {
-    best = t.sequential_us;
-    t.best = "sequential";
-  }
-  if (t.decomposed_us < best) t.best = "decomposed";
   return t;
 }
 

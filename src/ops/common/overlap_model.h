@@ -19,9 +19,14 @@
 //                 GEMM+AR  one-shot as GEMM+RS with its C
 //   two_shot    GEMM+AR only: fixed + GEMM+RS's pipeline over C1 = (W-1)/W * M * N * 2 (each rank sums
 //               its segment), then the gather of the W-1 reduced segments, C1 / pull + latency, after it
-//   decomposed  D chunks on full SMs with the collective per chunk: max(G_all + C/D, G_all/D + C) plus a
-//               launch cost per chunk
-// hidden fraction = (sequential - fused) / (sequential's communication time), clamped to [0, 1].
+//   rs_ag       GEMM+AR only: the composition of the two ops, GEMM+RS's fused path over C1 (as two-shot's
+//               first shot), then the collective's all-gather of the reduced segments, C1 / collective +
+//               latency, after it
+//   decomposed  D chunks, each chunk's GEMM (G_c: its N / D columns, or AG+GEMM's one shard, on the SMs the
+//               collective beside it leaves) pipelined with the collective per chunk (c = C_seq / D +
+//               latency): max(D G_c + c, G_c + D c) plus a launch cost per chunk; G_c defaults to G_all / D
+// hidden fraction = (sequential - the best fused path: fused; GEMM+AR also two_shot, rs_ag) / (sequential's
+// communication time), clamped to [0, 1].
 #pragma once
 
 #include <cstdint>
@@ -46,6 +51,8 @@ struct ComponentRates {
   double collective_gbps = 0;       // the unfused collective's bus bandwidth; 0 = 80% of the link
   double fused_fixed_us = 0;        // barrier + side-kernel launch per call
   double chunk_launch_us = 5.0;     // decomposed: per-chunk launch and event cost
+  double gemm_us_chunk = 0;         // decomposed: one chunk's GEMM beside the collective; 0 = G_all / D
+  int elem_bytes = 2;               // bytes of an element moved: 2 (bf16 / fp16; every op's partials), 1 (AG+GEMM's e4m3 A)
 };
 
 enum class FusedOp { kGemmRs, kAgGemm, kGemmAr };
@@ -53,12 +60,13 @@ enum class FusedOp { kGemmRs, kAgGemm, kGemmAr };
 struct PathTimes {
   double sequential_us = 0, fused_us = 0, decomposed_us = 0;
   double two_shot_us = 0;         // GEMM+AR only (0 otherwise)
+  double rs_ag_us = 0;            // GEMM+AR only (0 otherwise)
   double comm_bytes = 0;          // C
   double pull_gbps = 0;           // the fused path's effective rate
   double comm_fused_us = 0;       // C at that rate (+ latency)
   double comm_sequential_us = 0;  // C at the collective's rate (+ latency)
   double hidden_fraction = 0;
-  std::string best;               // "sequential", "fused", "decomposed" or (GEMM+AR) "two_shot"
+  std::string best;               // "sequential", "fused", "decomposed" or (GEMM+AR) "two_shot", "rs_ag"
   std::string limit;              // what bounds the fused path's pull rate: "kernel", "link" or "in-flight"
 };
 

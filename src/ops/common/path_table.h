@@ -37,4 +37,13 @@ Path parse_path(const PathName<Path> (&table)[N], const std::string& text, const
   throw InvalidArgument(detail::cat(op, ": unknown ", what, " '", text, "' (expected ", expected, ")"));
 }
 
+// A call's path: `forced` as given when it is not the table's first entry (auto), with the reason
+// "forced <name> (<where>)"; else `rule()` (which sets `reason` itself).
+template <typename Path, size_t N, typename Rule>
+Path resolve_path(const PathName<Path> (&table)[N], Path forced, const char* where, Rule&& rule, std::string* reason) {
+  if (forced == table[0].path) return rule();
+  *reason = detail::cat("forced ", path_name(table, forced), " (", where, ")");
+  return forced;
+}
+
 }  // namespace flux::ops

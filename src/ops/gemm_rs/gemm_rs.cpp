@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <map>
+#include <mutex>
 #include <tuple>
 #include <utility>
 
@@ -46,6 +47,7 @@ namespace {
 
 constexpr int kSequentialTile = 128;  // tile grid of the unfused paths' flags
 constexpr int kMaxChunks = 64;
+constexpr size_t kMaxCachedLayouts = 4096;  // distinct (M, path) layouts kept per plan
 
 
 }  // namespace
@@ -81,6 +83,8 @@ struct TileReduceCore {
   // (m, n chunk, bias, stream slot) -> cuBLAS plan on that slot's workspace (made on first use: host
   // work only, so also while a stream is being captured).
   std::map<std::tuple<int64_t, int64_t, bool, int>, std::unique_ptr<CublasGemm>> cublas;
+  mutable std::mutex layouts_mu;
+  mutable std::map<std::pair<int64_t, int>, GemmRsLayout> layouts;  // plan(): (M, requested path) -> layout
 
   ~TileReduceCore() {
     for (cudaEvent_t e : chunk_done) cudaEventDestroy(e);
@@ -106,18 +110,13 @@ struct TileReduceCore {
 
   device::RsReduceParams reduce_params(int64_t m, const GemmRsArgs& args) const {
     device::RsReduceParams p;
-    p.m = m;
+    rt->set_ring(p, m, out_rows(m), all ? 0 : rank, world);
     p.n = desc.n;
-    p.segment_rows = out_rows(m);
-    p.rank = all ? 0 : rank;
-    p.world = world;
     p.partials = partial->device_peers();
     p.flags = reinterpret_cast<uint32_t* const*>(flags->device_peers());
-    p.epoch = rt->epoch();
     p.acc = acc;
     p.out = args.out.mutable_data();
     p.bias = args.bias.data;
-    p.ctx = rt->wait_context(-1);
     return p;
   }
 
@@ -164,24 +163,53 @@ struct TileReduceCore {
     p.band_begin = 0;
     p.band_end = L.col_bands;
     device::launch_gemm_rs_reduce(types.out, p, L.reduce_sms, rt->side());
+    if (L.gather_after) {  // rs_ag: the reduce-scatter joins, then the all-gather of the reduced segments
+      rt->join(stream);
+      all_gather_reduced(L, args, stream);
+      return;
+    }
     if (L.shots == 2) {  // the second shot: raise "segment reduced", then gather every rank's segment
-      device::launch_fill_flags(my_flags() + ready_flag, 1, rt->epoch(), rt->side());
-      device::ArGatherParams q;
-      q.m = m;
-      q.n = desc.n;
-      q.segment_rows = L.segment_rows;
-      q.rank = rank;
-      q.world = world;
-      q.elem_bytes = static_cast<int32_t>(es);
-      q.reduced = reduced->device_peers();
-      q.flags = reinterpret_cast<uint32_t* const*>(flags->device_peers());
-      q.flag_index = ready_flag;
-      q.epoch = rt->epoch();
-      q.out = args.out.mutable_data();
-      q.ctx = rt->wait_context(-1);
-      device::launch_ar_gather(q, L.reduce_sms, rt->side());
+      launch_reduced_gather(L, args, rt->side());
     }
     rt->join(stream);
+  }
+
+  // Two-shot's second shot and rs_ag's all-gather without NCCL: raise "my segment is reduced", then copy
+  // every rank's reduced segment (waiting for its flag) into out.
+  void launch_reduced_gather(const GemmRsLayout& L, const GemmRsArgs& args, cudaStream_t s) {
+    device::launch_fill_flags(my_flags() + ready_flag, 1, rt->epoch(), s);
+    device::ArGatherParams q;
+    rt->set_ring(q, L.m, L.segment_rows, rank, world);
+    q.n = desc.n;
+    q.elem_bytes = static_cast<int32_t>(types.out_bytes());
+    q.reduced = reduced->device_peers();
+    q.flags = reinterpret_cast<uint32_t* const*>(flags->device_peers());
+    q.flag_index = ready_flag;
+    q.out = args.out.mutable_data();
+    device::launch_ar_gather(q, L.reduce_sms, s);
+  }
+
+  // rs_ag's all-gather, after the fused GEMM+RS joined: NCCL's with one GPU per rank (in place in R, whose
+  // rank r segment starts at r ceil(M / W) rows: R holds W ceil(max_m / W) rows; then M rows to out, or
+  // straight into out when W divides M), Flux's gather kernel on the stream when ranks share a GPU.
+  void all_gather_reduced(const GemmRsLayout& L, const GemmRsArgs& args, cudaStream_t stream) {
+    if (!comm->nccl_available()) {
+      launch_reduced_gather(L, args, stream);
+      return;
+    }
+    const int64_t m = L.m, seg = L.segment_rows;
+    const size_t es = types.out_bytes(), count = size_t(seg) * size_t(desc.n);
+    char* r_local = static_cast<char*>(reduced->local());
+    const ncclDataType_t type = detail::nccl_data_type(types.out);
+    if (m % world == 0) {
+      FLUX_NCCL_CALL(*comm, ncclAllGather(r_local + int64_t(rank) * seg * desc.n * int64_t(es), args.out.mutable_data(),
+                                          count, type, comm->nccl(), stream));
+      return;
+    }
+    FLUX_NCCL_CALL(*comm, ncclAllGather(r_local + int64_t(rank) * seg * desc.n * int64_t(es), r_local, count, type,
+                                        comm->nccl(), stream));
+    FLUX_CUDA_CHECK(cudaMemcpyAsync(args.out.mutable_data(), r_local, size_t(m) * size_t(desc.n) * es,
+                                    cudaMemcpyDeviceToDevice, stream));
   }
 
   // Flags for a [m, n_chunk] block at flag_offset on the 128 x n_chunk grid, then its reduction.
@@ -336,7 +364,9 @@ struct TileReduceCore {
       flag_count = std::max(ops::max_tile_flags(d.max_m, d.n), ((d.max_m + 127) / 128) * kMaxChunks);
       if (all) {
         ready_flag = flag_count;
-        reduced = std::make_unique<SymmetricBuffer>(c, size_t(d.max_m) * size_t(d.n) * es, std::string(name) + " reduced");
+        // W ceil(max_m / W) rows: rs_ag's NCCL all-gather runs in place over W whole segments.
+        const int64_t r_rows = (d.max_m + world - 1) / world * world;
+        reduced = std::make_unique<SymmetricBuffer>(c, size_t(r_rows) * size_t(d.n) * es, std::string(name) + " reduced");
       }
       flags = std::make_unique<SymmetricBuffer>(c, size_t(flag_words()) * sizeof(uint32_t), std::string(name) + " flags");
       const int64_t acc_rows = all ? d.max_m : d.max_m / world;
@@ -347,25 +377,27 @@ struct TileReduceCore {
   }
 
   // `impl` (GEMM+RS) or `ar_path` (GEMM+AR): this call's path; kAuto: the plan's forced path, then the rule.
+  // Planned once per (M, requested path) and kept (the rule runs the GEMM heuristic three times).
   GemmRsLayout plan(int64_t m, GemmRsImpl impl, GemmArPath ar_path = GemmArPath::kAuto) const {
     const GemmPlan& gemm = world > 1 ? *fused_gemm : *full_gemm;
     FLUX_CHECK_ARG(m >= 1 && m <= desc.max_m, name, ": M = ", m, " (expected 1 <= M <= max_m = ", desc.max_m, ")");
-    if (all) {
-      return ops::plan_gemm_ar(m, desc, world, rank, gemm.select(m), limits.l2_bytes, reduce_sms, opt.col_bands,
-                               ar_path != GemmArPath::kAuto ? ar_path : ar_forced);
-    }
-    return ops::plan_gemm_rs(m, desc, world, rank, gemm.select(m), limits.l2_bytes, reduce_sms, opt.col_bands,
-                             impl != GemmRsImpl::kAuto ? impl : forced);
+    const std::pair<int64_t, int> key{m, all ? int(ar_path) : int(impl)};
+    std::lock_guard<std::mutex> lock(layouts_mu);
+    auto it = layouts.find(key);
+    if (it != layouts.end()) return it->second;
+    if (layouts.size() >= kMaxCachedLayouts) layouts.clear();
+    GemmRsLayout L = all ? ops::plan_gemm_ar(m, desc, world, rank, gemm.select(m), limits, reduce_sms, opt.col_bands,
+                                             ar_path != GemmArPath::kAuto ? ar_path : ar_forced)
+                         : ops::plan_gemm_rs(m, desc, world, rank, gemm.select(m), limits, reduce_sms, opt.col_bands,
+                                             impl != GemmRsImpl::kAuto ? impl : forced);
+    layouts.emplace(key, L);
+    return L;
   }
 
   void run(const GemmRsArgs& args, cudaStream_t stream, GemmRsImpl impl, GemmArPath ar_path = GemmArPath::kAuto) {
     const TensorRef &a = args.a, &b = args.b, &bias = args.bias, &out = args.out;
     const int64_t m = a.rows;
-    FLUX_CHECK_ARG(m >= 1 && m <= desc.max_m, name, ": A has ", m, " rows (expected 1..max_m = ", desc.max_m, ")");
-    if (!all) {
-      FLUX_CHECK_ARG(m % world == 0, name, ": M = ", m, " is not a multiple of the world size ", world,
-                     " (each rank gets M / W rows; pad M to a multiple of W)");
-    }
+    ops::check_call_rows(name, m, desc.max_m, world, !all);  // M = A's rows
     check_tensor(name, "A", a, m, desc.k_per_rank, types.in);
     if (desc.layout == WeightLayout::kNK) {
       check_tensor(name, "B", b, desc.n, desc.k_per_rank, types.in);

@@ -8,6 +8,7 @@
 #include "flux/knobs.h"
 #include "src/common/check.h"
 #include "src/ops/common/fused_rule.h"
+#include "src/ops/common/op_types.h"
 #include "src/ops/common/path_table.h"
 #include "src/ops/gemm_rs/gemm_rs_plan.h"
 
@@ -19,7 +20,7 @@ const ops::PathName<GemmRsImpl> kRsPaths[] = {{GemmRsImpl::kAuto, "auto"}, {Gemm
                                               {GemmRsImpl::kDecomposed, "decomposed"}};
 const ops::PathName<GemmArPath> kArPaths[] = {
     {GemmArPath::kAuto, "auto"},       {GemmArPath::kOneShot, "one_shot"},     {GemmArPath::kTwoShot, "two_shot"},
-    {GemmArPath::kSequential, "sequential"}, {GemmArPath::kDecomposed, "decomposed"}};
+    {GemmArPath::kRsAg, "rs_ag"},      {GemmArPath::kSequential, "sequential"}, {GemmArPath::kDecomposed, "decomposed"}};
 
 }  // namespace
 
@@ -31,17 +32,19 @@ const char* to_string(GemmArPath path) { return ops::path_name(kArPaths, path); 
 GemmArPath parse_gemm_ar_path(const std::string& text) { return ops::parse_path(kArPaths, text, "flux gemm_ar", "path"); }
 
 // The rule: W = 1 is the GEMM core into out (a reduce-scatter over one rank is the identity); otherwise
-// the fused-op rule (src/ops/common/fused_rule.h, reasons there).
-GemmRsImpl choose_gemm_rs_impl(int64_t m, int64_t n, int64_t k_per_rank, int world_size, std::string* reason) {
-  auto say = [&](const std::string& text) {
-    if (reason) *reason = text;
-  };
-  if (world_size == 1) {
-    say("one rank: the reduce-scatter is the identity, the GEMM core writes out directly");
-    return GemmRsImpl::kFused;
-  }
-  return ops::fused_pays(m, n, k_per_rank, "the fused path's fixed costs", reason) ? GemmRsImpl::kFused
-                                                                                  : GemmRsImpl::kSequential;
+// the path the overlap model predicts fastest (src/ops/common/fused_rule.h, reasons there).
+GemmRsImpl choose_gemm_rs_impl(int64_t m, int64_t n, int64_t k_per_rank, int world_size, std::string* reason,
+                               int sm_count, DType dtype, int reduce_sms) {
+  const std::string best =
+      ops::rule_choose(ops::FusedOp::kGemmRs, m, n, k_per_rank, world_size, sm_count, dtype, reduce_sms, {}, reason);
+  return parse_gemm_rs_impl(best);
+}
+
+GemmArPath choose_gemm_ar_path(int64_t m, int64_t n, int64_t k_per_rank, int world_size, std::string* reason,
+                               int sm_count, DType dtype, int pull_sms) {
+  const std::string best =
+      ops::rule_choose(ops::FusedOp::kGemmAr, m, n, k_per_rank, world_size, sm_count, dtype, pull_sms, {}, reason);
+  return best == "fused" ? GemmArPath::kOneShot : parse_gemm_ar_path(best);  // the model's "fused" is one-shot
 }
 
 namespace ops {
@@ -78,58 +81,58 @@ void fused_order(GemmRsLayout& out, const GemmRsDesc& desc, const GemmSelection&
 }  // namespace
 
 GemmRsLayout plan_gemm_rs(int64_t m, const GemmRsDesc& desc, int world_size, int rank, const GemmSelection& gemm,
-                          int64_t l2_bytes, int32_t reduce_sms, int32_t col_bands, GemmRsImpl forced) {
-  FLUX_CHECK_ARG(m >= 1 && m <= desc.max_m, "flux gemm_rs: M = ", m, " (expected 1 <= M <= max_m = ", desc.max_m, ")");
-  FLUX_CHECK_ARG(m % world_size == 0, "flux gemm_rs: M = ", m, " is not a multiple of the world size ", world_size,
-                 " (each rank gets M / W rows; pad M to a multiple of W)");
+                          const DeviceLimits& limits, int32_t reduce_sms, int32_t col_bands, GemmRsImpl forced) {
+  check_call_rows("flux gemm_rs", m, desc.max_m, world_size, true);
   GemmRsLayout out;
   out.m = m;
   out.segment_rows = m / world_size;
   out.gemm = gemm;
-  if (forced != GemmRsImpl::kAuto) {
-    out.impl = forced;
-    out.reason = detail::cat("forced ", to_string(forced), " (FLUX_GEMM_RS_IMPL / GemmRsOptions::impl)");
-  } else {
-    out.impl = choose_gemm_rs_impl(m, desc.n, desc.k_per_rank, world_size, &out.reason);
-  }
+  out.impl = ops::resolve_path(
+      kRsPaths, forced, "FLUX_GEMM_RS_IMPL / GemmRsOptions::impl",
+      [&] {
+        return choose_gemm_rs_impl(m, desc.n, desc.k_per_rank, world_size, &out.reason, limits.sm_count, desc.dtype,
+                                   reduce_sms);
+      },
+      &out.reason);
   if (out.impl == GemmRsImpl::kFused && world_size > 1) {
     // Rank r computes segment r+1 first and its own segment last (a ring), so at each step every rank
     // feeds a different destination, and the reduction of segment r takes source r-1-t at step t.
-    fused_order(out, desc, gemm, l2_bytes, reduce_sms, col_bands, world_size, (rank + 1) % world_size);
+    fused_order(out, desc, gemm, limits.l2_bytes, reduce_sms, col_bands, world_size, (rank + 1) % world_size);
   }
   return out;
 }
 
 GemmRsLayout plan_gemm_ar(int64_t m, const GemmRsDesc& desc, int world_size, int rank, const GemmSelection& gemm,
-                          int64_t l2_bytes, int32_t reduce_sms, int32_t col_bands, GemmArPath forced) {
-  FLUX_CHECK_ARG(m >= 1 && m <= desc.max_m, "flux gemm_ar: M = ", m, " (expected 1 <= M <= max_m = ", desc.max_m, ")");
+                          const DeviceLimits& limits, int32_t reduce_sms, int32_t col_bands, GemmArPath forced) {
+  check_call_rows("flux gemm_ar", m, desc.max_m, world_size, false);
   GemmRsLayout out;
   out.m = m;
   out.segment_rows = m;
   out.gemm = gemm;
-  GemmArPath path = forced;
-  if (forced != GemmArPath::kAuto) {
-    out.reason = detail::cat("forced ", to_string(forced), " (FLUX_GEMM_AR_PATH / GemmArOptions::path)");
-  } else {
-    // The same trade as GEMM+RS: the fused path's fixed costs only pay on a GEMM that can hide them.
-    const GemmRsImpl impl = choose_gemm_rs_impl(m, desc.n, desc.k_per_rank, world_size, &out.reason);
-    path = impl == GemmRsImpl::kFused ? GemmArPath::kOneShot
-           : impl == GemmRsImpl::kDecomposed ? GemmArPath::kDecomposed : GemmArPath::kSequential;
-    out.reason = "all-reduce, " + out.reason;
-  }
+  const GemmArPath path = ops::resolve_path(
+      kArPaths, forced, "FLUX_GEMM_AR_PATH / GemmArOptions::path",
+      [&] {
+        const GemmArPath chosen = choose_gemm_ar_path(m, desc.n, desc.k_per_rank, world_size, &out.reason,
+                                                      limits.sm_count, desc.dtype, reduce_sms);
+        out.reason = "all-reduce, " + out.reason;
+        return chosen;
+      },
+      &out.reason);
   out.impl = path == GemmArPath::kSequential   ? GemmRsImpl::kSequential
              : path == GemmArPath::kDecomposed ? GemmRsImpl::kDecomposed
                                                : GemmRsImpl::kFused;
   if (world_size > 1 && path == GemmArPath::kOneShot) {
     // Every rank the same order: the pull kernel takes each tile from every rank as it is published.
     out.shots = 1;
-    fused_order(out, desc, gemm, l2_bytes, reduce_sms, col_bands, 1, 0);
-  } else if (world_size > 1 && path == GemmArPath::kTwoShot) {
+    fused_order(out, desc, gemm, limits.l2_bytes, reduce_sms, col_bands, 1, 0);
+  } else if (world_size > 1 && (path == GemmArPath::kTwoShot || path == GemmArPath::kRsAg)) {
     // GEMM+RS's ring over segments of ceil(M / W) rows (the last ones shorter or empty when W does not
-    // divide M): rank r sums segment r, which its peers' GEMMs produce first.
+    // divide M): rank r sums segment r, which its peers' GEMMs produce first. rs_ag: the same, its
+    // all-gather after the join.
     out.shots = 2;
+    out.gather_after = path == GemmArPath::kRsAg;
     out.segment_rows = (m + world_size - 1) / world_size;
-    fused_order(out, desc, gemm, l2_bytes, reduce_sms, col_bands, world_size, (rank + 1) % world_size);
+    fused_order(out, desc, gemm, limits.l2_bytes, reduce_sms, col_bands, world_size, (rank + 1) % world_size);
   }
   return out;
 }

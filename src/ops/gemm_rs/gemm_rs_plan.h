@@ -18,12 +18,12 @@ int32_t auto_col_bands(int64_t n, int64_t k_per_rank, int64_t segment_rows, int6
 // GEMM core's selection `gemm` (made on the SMs left after the reduction's). `forced` kAuto applies
 // the rule; col_bands 0 = auto.
 GemmRsLayout plan_gemm_rs(int64_t m, const GemmRsDesc& desc, int world_size, int rank, const GemmSelection& gemm,
-                          int64_t l2_bytes, int32_t reduce_sms, int32_t col_bands, GemmRsImpl forced);
+                          const DeviceLimits& limits, int32_t reduce_sms, int32_t col_bands, GemmRsImpl forced);
 
 // GEMM+AR on `rank`: one-shot, every rank reduces every row (segment_rows = M, one segment, the GEMM's
-// natural order); two-shot, GEMM+RS's rank-rotated order over segments of ceil(M / W) rows. `forced`
-// kAuto applies the GEMM+RS rule (fused = one-shot); col_bands 0 = auto.
+// natural order); two-shot and rs_ag, GEMM+RS's rank-rotated order over segments of ceil(M / W) rows.
+// `forced` kAuto applies the rule (choose_gemm_ar_path); col_bands 0 = auto.
 GemmRsLayout plan_gemm_ar(int64_t m, const GemmRsDesc& desc, int world_size, int rank, const GemmSelection& gemm,
-                          int64_t l2_bytes, int32_t reduce_sms, int32_t col_bands, GemmArPath forced);
+                          const DeviceLimits& limits, int32_t reduce_sms, int32_t col_bands, GemmArPath forced);
 
 }  // namespace flux::ops
