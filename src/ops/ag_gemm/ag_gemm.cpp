@@ -327,7 +327,12 @@ TensorRef AgGemmPlan::run(const AgGemmArgs& args, cudaStream_t stream, AgGemmImp
     if (p.types.row_scales()) p.last_scale_a = args.scale_a;  // one rank: its rows are all of A
     return args.a_shard;
   }
-  const AgGemmLayout L = layout(m, impl);  // refuses a path this call cannot take (ag_gemm_path_supported)
+  const AgGemmLayout L = layout(m, impl);
+  // The decomposed path's one cuBLASLt GEMM per shard reads that shard's row scales at an offset of
+  // shard x 4 bytes, which the scale vectors' 16-byte alignment allows only for shards of 4k rows.
+  FLUX_CHECK_ARG(!(L.impl == AgGemmImpl::kDecomposed && p.scale_offset >= 0 && shard % 4 != 0), op,
+                 ": the decomposed path with per-row FP8 scales needs M / W a multiple of 4 (16-byte aligned scale rows "
+                 "per shard); M / W = ", shard, " (use fused or sequential)");
   // No peer still reads my gather buffer from the last call; my block flags are refreshed.
   const FlagRange refresh{p.block_flags, p.max_blocks};
   p.rt->begin(stream, &refresh, 1);

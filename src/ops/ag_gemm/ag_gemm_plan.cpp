@@ -44,44 +44,24 @@ int ag_gemm_ce_gemm_sms(int sm_count, bool shares_gpu, int gemm_sms, int gather_
   return shares_gpu ? gemm_sms + gather_sms : std::max(sm_count - 1, 1);
 }
 
-bool ag_gemm_path_supported(AgGemmImpl impl, const AgGemmDesc& desc, int64_t m, int world_size, bool shares_gpu,
-                             std::string* why) {
-  if (world_size == 1) return true;  // every path is the GEMM core on the shard
-  if (impl == AgGemmImpl::kFusedCopyEngine && shares_gpu) {
-    if (why) {
-      *why = "flux ag_gemm: fused_ce needs one GPU per rank (ranks here share a GPU, and a same-GPU copy needs an SM the "
-             "waiting GEMM holds); use fused, sequential or decomposed";
-    }
-    return false;
-  }
-  // FP8 per-row scales: the decomposed path's one cuBLASLt GEMM per shard reads that shard's row scales at an
-  // offset of M / W x 4 bytes, which the scale vectors' 16-byte alignment allows only for shards of 4k rows.
-  if (impl == AgGemmImpl::kDecomposed && desc.scale == ScaleKind::kPerRowCol && (m / world_size) % 4 != 0) {
-    if (why) {
-      *why = detail::cat("flux ag_gemm: the decomposed path with per-row FP8 scales needs M / W a multiple of 4 "
-                         "(16-byte aligned scale rows per shard); M / W = ", m / world_size, " (use fused or sequential)");
-    }
-    return false;
-  }
-  return true;
-}
-
 AgGemmLayout plan_ag_gemm(int64_t m, const AgGemmDesc& desc, int world_size, int rank, bool shares_gpu,
                           int ranks_on_gpu, int sm_count, int gather_sms, AgGemmImpl forced) {
   check_call_rows("flux ag_gemm", m, desc.max_m, world_size, true);
   AgGemmLayout out;
   out.m = m;
   out.shard_rows = m / world_size;
+  // FP8 per-row scales: the decomposed path's per-shard GEMMs read scale rows at M / W offsets (16 bytes).
+  const bool decomposed_ok = !(desc.scale == ScaleKind::kPerRowCol && (m / world_size) % 4 != 0);
   out.impl = ops::resolve_path(
       kPaths, forced, "FLUX_AG_GEMM_IMPL / AgGemmOptions::impl",
       [&] {
-        return choose_ag_gemm_impl(
-            m, desc.n_per_rank, desc.k, world_size, shares_gpu, &out.reason, sm_count, desc.dtype, gather_sms,
-            ag_gemm_path_supported(AgGemmImpl::kDecomposed, desc, m, world_size, shares_gpu, nullptr));
+        return choose_ag_gemm_impl(m, desc.n_per_rank, desc.k, world_size, shares_gpu, &out.reason, sm_count,
+                                   desc.dtype, gather_sms, decomposed_ok);
       },
       &out.reason);
-  std::string why;
-  FLUX_CHECK_ARG(ag_gemm_path_supported(out.impl, desc, m, world_size, shares_gpu, &why), why);
+  FLUX_CHECK_ARG(!(out.impl == AgGemmImpl::kFusedCopyEngine && shares_gpu && world_size > 1),
+                 "flux ag_gemm: fused_ce needs one GPU per rank (ranks here share a GPU, and a same-GPU copy needs "
+                 "an SM the waiting GEMM holds); use fused, sequential or decomposed");
   const SmSplit split = fused_sm_split(sm_count, shares_gpu ? ranks_on_gpu : 1, gather_sms);
   out.gemm_sms = split.gemm_sms;
   out.gather_sms = split.helper_sms;
