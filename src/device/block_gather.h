@@ -3,13 +3,14 @@
 //
 // Every rank s has put its shard (rows [s * shard_rows, (s + 1) * shard_rows) of A) into its own
 // symmetric buffer at those rows and raised ready[s] = epoch in every rank's memory (pushed). The gather
-// on rank r visits the shards in ring order r, r+1, ..., r-1; each (shard, M-block) piece is cut into one
-// row chunk per CTA, and per chunk a CTA waits for its own ready[s] (acquire, system scope, bounded: a
-// timeout names rank r, peer s and the shard), copies the chunk's rows from rank s's buffer into its own
-// (16-byte vectors; nothing to copy for its own shard), and counts the chunk in parts[block] (acq_rel: the
-// last arriver sees the other chunks' copies); the chunk that completes a block (every chunk of every
-// shard its rows touch) releases flags[block] = epoch,
-// which the GEMM core's producer waits for before loading the block. parts must be zero at entry. The
+// on rank r visits the shards in ring order r, r+1, ..., r-1; the (shard, M-block) pieces of a shard with
+// fewer blocks than the gather has CTAs are cut into ceil(CTAs / blocks) row chunks (else one chunk per
+// piece), the chunks dealt round-robin to the CTAs; a CTA waits once per shard for its own ready[s]
+// (acquire, system scope, bounded: a timeout names rank r, peer s and the shard), copies each chunk's rows
+// from rank s's buffer into its own (16-byte vectors; nothing to copy for its own shard), and counts the
+// chunk in parts[block] (acq_rel: the last arriver sees the other chunks' copies); the chunk that completes
+// a block (every chunk of every shard its rows touch) releases flags[block] = epoch, which the GEMM core's
+// producer waits for before loading the block. parts must be zero at entry. The
 // epoch is read from device memory (the call's epoch). With FP8 row scales (scale_offset), a piece's
 // scales travel with its rows, so a released block has its rows and their scales in place.
 #pragma once
