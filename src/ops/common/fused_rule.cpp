@@ -2,7 +2,6 @@
 #include "src/ops/common/fused_rule.h"
 
 #include <algorithm>
-#include <utility>
 #include <vector>
 
 #include "src/common/check.h"
@@ -16,13 +15,9 @@ double predicted_gemm_us(int64_t m, int64_t n, int64_t k, int sms, DType dtype) 
   DeviceLimits limits;
   limits.sm_count = std::max(sms, 1);
   const GemmSelection sel = select_gemm_config(m, n, k, limits, {}, 0, /*allow_swap_ab=*/true, dtype);
-  if (sel.predicted_us > 0) return sel.predicted_us;
-  // Not from the model (cannot happen for a heuristic pick; kept so the rule never divides by zero): a
-  // roofline at the H200's dense bf16 rate and HBM bandwidth.
-  const double es = dtype == DType::kE4M3 ? 1.0 : 2.0;
-  const double flop_us = 2.0 * double(m) * double(n) * double(k) / (990e12 * sms / 132.0) * 1e6;
-  const double bytes_us = (double(m) * double(k) + double(n) * double(k)) * es / 4.8e12 * 1e6;
-  return std::max(flop_us, bytes_us) + 5.0;
+  // A heuristic pick always carries its model's time (max of compute and HBM terms: > 0 for any shape).
+  FLUX_CHECK(sel.predicted_us > 0, "flux rule: the GEMM heuristic gave no predicted time for ", m, "x", n, "x", k);
+  return sel.predicted_us;
 }
 
 }  // namespace
@@ -50,36 +45,20 @@ PathTimes rule_paths(FusedOp op, int64_t m, int64_t n, int64_t k, int world, con
   return predict_paths(op, m, n, k, world, r, LinkSpec{}, chunks);
 }
 
-namespace {
-
-// Every path of `op` with its predicted time, fastest first; ties in predict_paths' order (so the first is
-// its `best`). Names as PathTimes::best.
-std::vector<std::pair<double, const char*>> ranked_paths(FusedOp op, const PathTimes& t) {
-  std::vector<std::pair<double, const char*>> paths{{t.fused_us, "fused"}};
-  if (op == FusedOp::kGemmAr) {
-    paths.emplace_back(t.two_shot_us, "two_shot");
-    paths.emplace_back(t.rs_ag_us, "rs_ag");
-  }
-  paths.emplace_back(t.sequential_us, "sequential");
-  paths.emplace_back(t.decomposed_us, "decomposed");
-  std::stable_sort(paths.begin(), paths.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  return paths;
-}
-
-}  // namespace
-
 std::string rule_pick(FusedOp op, const PathTimes& t, const std::function<bool(const std::string&)>& usable,
                       std::string* reason) {
-  const auto paths = ranked_paths(op, t);
+  // Fastest first; a stable sort keeps path_times' tie order, so the first is predict_paths' `best`.
+  std::vector<PathTime> paths = path_times(op, t);
+  std::stable_sort(paths.begin(), paths.end(), [](const PathTime& a, const PathTime& b) { return a.us < b.us; });
   std::string text = "rule (overlap model, predicted):";
   std::string picked, skipped;
   for (size_t i = 0; i < paths.size(); ++i) {
-    const std::string name = paths[i].second;
+    const std::string name = paths[i].name;
     const bool ok = !usable || usable(name);
     if (ok && picked.empty()) picked = name;
     if (!ok) skipped += " " + name;
-    const char* shown = op == FusedOp::kGemmAr && name == "fused" ? "one_shot" : paths[i].second;
-    text += detail::cat(i == 0 ? " " : " < ", shown, " ", static_cast<int64_t>(paths[i].first * 10) / 10.0, " us");
+    const char* shown = op == FusedOp::kGemmAr && name == "fused" ? "one_shot" : paths[i].name;
+    text += detail::cat(i == 0 ? " " : " < ", shown, " ", static_cast<int64_t>(paths[i].us * 10) / 10.0, " us");
   }
   FLUX_CHECK(!picked.empty(), "flux rule: no usable path (skipped:", skipped, ")");
   if (!skipped.empty()) text += detail::cat("; not usable for this call:", skipped);

@@ -2,7 +2,6 @@
 #include "src/ops/common/overlap_model.h"
 
 #include <algorithm>
-#include <utility>
 
 #include "flux/error.h"
 #include "src/common/check.h"
@@ -16,6 +15,17 @@ double fused_op_comm_bytes(FusedOp op, int64_t m, int64_t n, int64_t k, int worl
   const double rows = op == FusedOp::kGemmAr ? double(m) : double(m) / double(world);
   const double cols = op == FusedOp::kAgGemm ? double(k) : double(n);
   return double(world - 1) * rows * cols * double(elem_bytes);
+}
+
+std::vector<PathTime> path_times(FusedOp op, const PathTimes& t) {
+  std::vector<PathTime> paths{{"fused", t.fused_us, true}};
+  if (op == FusedOp::kGemmAr) {
+    paths.push_back({"two_shot", t.two_shot_us, true});
+    paths.push_back({"rs_ag", t.rs_ag_us, true});
+  }
+  paths.push_back({"sequential", t.sequential_us, false});
+  paths.push_back({"decomposed", t.decomposed_us, false});
+  return paths;
 }
 
 PathTimes predict_paths(FusedOp op, int64_t m, int64_t n, int64_t k, int world, const ComponentRates& r,
@@ -70,21 +80,13 @@ PathTimes predict_paths(FusedOp op, int64_t m, int64_t n, int64_t k, int world, 
   const double g_chunk = r.gemm_us_chunk > 0 ? r.gemm_us_chunk : g_all / chunks;
   const double c_chunk = seq_bytes * us_per_byte_collective / chunks + link.latency_us;
   t.decomposed_us = std::max(chunks * g_chunk + c_chunk, g_chunk + chunks * c_chunk) + chunks * r.chunk_launch_us;
-  // The best path, first on ties in this order (the fused paths first: they take no extra memory).
-  const std::pair<const char*, double> paths[] = {{"fused", t.fused_us},
-                                                  {"two_shot", op == FusedOp::kGemmAr ? t.two_shot_us : -1.0},
-                                                  {"rs_ag", op == FusedOp::kGemmAr ? t.rs_ag_us : -1.0},
-                                                  {"sequential", t.sequential_us},
-                                                  {"decomposed", t.decomposed_us}};
   double best = -1.0, fused_best = -1.0;
-  for (const auto& [name, us] : paths) {
-    if (us < 0) continue;
-    if (best < 0 || us < best) {
-      best = us;
-      t.best = name;
+  for (const PathTime& p : path_times(op, t)) {  // the first on ties
+    if (best < 0 || p.us < best) {
+      best = p.us;
+      t.best = p.name;
     }
-    const bool overlapped = std::string(name) != "sequential" && std::string(name) != "decomposed";
-    if (overlapped && (fused_best < 0 || us < fused_best)) fused_best = us;
+    if (p.overlapped && (fused_best < 0 || p.us < fused_best)) fused_best = p.us;
   }
   t.hidden_fraction = std::clamp((t.sequential_us - fused_best) / t.comm_sequential_us, 0.0, 1.0);
   return t;

@@ -31,6 +31,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace flux::ops {
 
@@ -76,6 +77,16 @@ double fused_op_comm_bytes(FusedOp op, int64_t m, int64_t n, int64_t k, int worl
 // Throws InvalidArgument on a negative or missing rate, W < 1, or a shape < 1.
 PathTimes predict_paths(FusedOp op, int64_t m, int64_t n, int64_t k, int world, const ComponentRates& rates,
                         const LinkSpec& link = {}, int decomposed_chunks = 4);
+
+// Every path of `op` with its time in `t`, in the order ties are broken by (the fused paths first: they take
+// no extra memory; GEMM+AR's two_shot and rs_ag next; then sequential, decomposed). `overlapped`: the path
+// hides communication behind the GEMM (what the hidden fraction compares with sequential).
+struct PathTime {
+  const char* name;  // as PathTimes::best
+  double us;
+  bool overlapped;
+};
+std::vector<PathTime> path_times(FusedOp op, const PathTimes& t);
 
 // The bytes a kernel must keep in flight to reach `gbps` at `latency_us` (Little's law).
 inline double bytes_in_flight_needed(double gbps, double latency_us) { return gbps * 1e9 * latency_us * 1e-6; }
