@@ -57,11 +57,21 @@ __device__ __forceinline__ int32_t chunks_of(const RowSegments& shards, const Ro
 }
 
 __global__ void __launch_bounds__(kThreads, 1) ag_gather_kernel(AgGatherParams p) {
+  const uint32_t epoch = *p.epoch;
+  if (p.all_ready_first) {
+    // Ranks share this GPU: every peer's shard is in place (its barrier, copy and ready kernels have run)
+    // before the GEMM's waiting CTAs may take SMs; thread s waits for ready[s].
+    if (threadIdx.x < p.world && int32_t(threadIdx.x) != p.rank) {
+      WaitContext ctx = p.ctx;
+      ctx.peer = static_cast<int32_t>(threadIdx.x);
+      wait_flag_geq(p.ready + threadIdx.x, epoch, static_cast<int32_t>(threadIdx.x), ctx);  // a timeout is recorded
+    }
+    __syncthreads();
+  }
   // This CTA is resident: the GEMM, launched as our programmatic dependent, may start once every CTA
   // of the gather has said so (it never starts before: the guarantee its waits rely on).
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   const int64_t row_bytes = p.k * p.elem_bytes;
-  const uint32_t epoch = *p.epoch;
   const RowSegments shards{p.m, p.segment_rows}, blocks{p.m, p.block_rows};
   int64_t unit = 0;  // running index of (shard, block, chunk); CTA c takes units c, c + gridDim.x, ...
   for (int32_t t = 0; t < p.world; ++t) {
@@ -69,7 +79,7 @@ __global__ void __launch_bounds__(kThreads, 1) ag_gather_kernel(AgGatherParams p
     const int64_t s0 = shards.begin(s), s1 = shards.end(s);
     if (s1 <= s0) continue;
     const int32_t chunks = chunks_of(shards, blocks, s);
-    bool ready = s == p.rank;  // this CTA has seen ready[s] (once per shard)
+    bool ready = s == p.rank || p.all_ready_first;  // this CTA has seen ready[s] (once per shard)
     for (int32_t b = blocks.first(s0); b <= blocks.last(s1); ++b) {
       const int64_t p0 = blocks.begin(b) > s0 ? blocks.begin(b) : s0;  // the piece: rows [p0, p1)
       const int64_t p1 = blocks.end(b) < s1 ? blocks.end(b) : s1;

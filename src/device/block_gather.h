@@ -44,6 +44,11 @@ struct AgGatherParams {
   // s, in place with its rows), gathered with the rows of each piece before the piece is counted; -1: none.
   int64_t scale_offset = -1;
   const uint32_t* ready = nullptr;          // [world] this rank's "shard s ready" flags (pushed by rank s)
+  // 1 (ranks sharing this GPU): every CTA waits for every shard's ready flag before it lets the dependent
+  // GEMM start, so the GEMM's spinning CTAs never hold SMs that a peer's barrier, shard copy or ready
+  // kernel still needs (those peers' kernels run on this GPU). 0 (one GPU per rank): the GEMM may start at
+  // once, on the local shard. Reasons: docs/NOTES.md, co-residency.
+  int32_t all_ready_first = 0;
   const uint32_t* epoch = nullptr;          // device word: the call's epoch
   uint32_t* flags = nullptr;                // [num_blocks], local
   uint32_t* parts = nullptr;                // [num_blocks], local scratch, zero at entry

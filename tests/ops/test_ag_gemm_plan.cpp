@@ -56,4 +56,33 @@ TEST(AgGemmPlan, RanksSharingAGpuSplitItsSms) {
   EXPECT_THROW(flux::ops::plan_ag_gemm(2047, desc, 2, 0, false, 1, 132, 8, flux::AgGemmImpl::kAuto), flux::InvalidArgument);
 }
 
+// Which paths a call can take (ag_gemm_path_supported): fused_ce needs one GPU per rank, decomposed with FP8
+// per-row scales needs M / W a multiple of 4; every path runs at W = 1; a forced path that cannot run is refused
+// with the reason, and the rule never picks one.
+TEST(AgGemmPlan, PathsACallCanTake) {
+  flux::AgGemmDesc fp8{4096, 6144, 12288, flux::DType::kE4M3, flux::WeightLayout::kNK};
+  fp8.scale = flux::ScaleKind::kPerRowCol;
+  std::string why;
+  using flux::AgGemmImpl;
+  EXPECT_FALSE(flux::ops::ag_gemm_path_supported(AgGemmImpl::kFusedCopyEngine, fp8, 2048, 2, true, &why));
+  EXPECT_NE(why.find("fused_ce needs one GPU per rank"), std::string::npos) << why;
+  EXPECT_TRUE(flux::ops::ag_gemm_path_supported(AgGemmImpl::kFusedCopyEngine, fp8, 2048, 2, false, nullptr));
+  EXPECT_FALSE(flux::ops::ag_gemm_path_supported(AgGemmImpl::kDecomposed, fp8, 132, 2, false, &why));  // M / W = 66
+  EXPECT_NE(why.find("M / W = 66"), std::string::npos) << why;
+  EXPECT_TRUE(flux::ops::ag_gemm_path_supported(AgGemmImpl::kDecomposed, fp8, 128, 2, false, nullptr));
+  for (AgGemmImpl impl : {AgGemmImpl::kFused, AgGemmImpl::kFusedCopyEngine, AgGemmImpl::kSequential, AgGemmImpl::kDecomposed}) {
+    EXPECT_TRUE(flux::ops::ag_gemm_path_supported(impl, fp8, 66, 1, true, nullptr)) << flux::to_string(impl);
+  }
+  try {
+    flux::ops::plan_ag_gemm(132, fp8, 2, 0, false, 1, 132, 8, AgGemmImpl::kDecomposed);
+    FAIL() << "decomposed with per-row scales at M / W = 66 accepted";
+  } catch (const flux::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("multiple of 4"), std::string::npos) << e.what();
+  }
+  for (int64_t m : {int64_t(132), int64_t(1028), int64_t(4092)}) {  // M / W = 66, 514, 2046: decomposed cannot run
+    const auto L = flux::ops::plan_ag_gemm(m, fp8, 2, 0, false, 1, 132, 8, AgGemmImpl::kAuto);
+    EXPECT_NE(L.impl, AgGemmImpl::kDecomposed) << m << ": " << L.reason;
+  }
+}
+
 }  // namespace

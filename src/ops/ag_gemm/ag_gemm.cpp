@@ -42,6 +42,7 @@
 #include "src/ops/common/flag_sizing.h"
 #include "src/ops/common/op_runtime.h"
 #include "src/ops/common/op_types.h"
+#include "src/ops/common/path_table.h"
 #include "src/ops/common/sm_budget.h"
 
 namespace flux {
@@ -119,6 +120,7 @@ struct AgGemmPlan::Impl {
     p.buffers = gathered->device_peers();
     p.scale_offset = scale_offset;
     p.ready = rt->signals().local();
+    p.all_ready_first = comm->shares_gpu() ? 1 : 0;  // peers' kernels on this GPU: no waiting GEMM before they ran
     p.flags = block_flags;
     p.parts = block_parts;
     return p;
@@ -327,12 +329,7 @@ TensorRef AgGemmPlan::run(const AgGemmArgs& args, cudaStream_t stream, AgGemmImp
     if (p.types.row_scales()) p.last_scale_a = args.scale_a;  // one rank: its rows are all of A
     return args.a_shard;
   }
-  const AgGemmLayout L = layout(m, impl);
-  // The decomposed path's one cuBLASLt GEMM per shard reads that shard's row scales at an offset of
-  // shard x 4 bytes, which the scale vectors' 16-byte alignment allows only for shards of 4k rows.
-  FLUX_CHECK_ARG(!(L.impl == AgGemmImpl::kDecomposed && p.scale_offset >= 0 && shard % 4 != 0), op,
-                 ": the decomposed path with per-row FP8 scales needs M / W a multiple of 4 (16-byte aligned scale rows "
-                 "per shard); M / W = ", shard, " (use fused or sequential)");
+  const AgGemmLayout L = layout(m, impl);  // refuses a path this call cannot take (ag_gemm_path_supported)
   // No peer still reads my gather buffer from the last call; my block flags are refreshed.
   const FlagRange refresh{p.block_flags, p.max_blocks};
   p.rt->begin(stream, &refresh, 1);
@@ -346,13 +343,12 @@ TensorRef AgGemmPlan::run(const AgGemmArgs& args, cudaStream_t stream, AgGemmImp
     }
     p.rt->signals().set_epoch_on_stream(p.rank, stream);  // my shard is in place: ready[rank] = e everywhere
   }
-  switch (L.impl) {
-    case AgGemmImpl::kFused: p.run_fused(L, args, stream); break;
-    case AgGemmImpl::kFusedCopyEngine: p.run_fused_ce(L, args, stream); break;
-    case AgGemmImpl::kSequential: p.run_sequential(L, args, stream); break;
-    case AgGemmImpl::kDecomposed: p.run_decomposed(L, args, stream); break;
-    default: FLUX_CHECK(false, "unresolved ag_gemm path");
-  }
+  using Run = void (Impl::*)(const AgGemmLayout&, const AgGemmArgs&, cudaStream_t);
+  static constexpr ops::PathRun<AgGemmImpl, Run> kRuns[] = {{AgGemmImpl::kFused, &Impl::run_fused},
+                                                            {AgGemmImpl::kFusedCopyEngine, &Impl::run_fused_ce},
+                                                            {AgGemmImpl::kSequential, &Impl::run_sequential},
+                                                            {AgGemmImpl::kDecomposed, &Impl::run_decomposed}};
+  ops::run_path(kRuns, L.impl, "flux ag_gemm", p, L, args, stream);
   p.rt->end(stream);
   if (p.scale_offset >= 0) p.last_scale_a = TensorRef(p.g_scales(p.rank, 0), 1, m, DType::kFP32);
   return TensorRef(p.gathered->local(), m, p.desc.k, p.types.in);

@@ -12,10 +12,33 @@
 namespace flux {
 
 namespace {
-const ops::PathName<AgGemmImpl> kPaths[] = {
-    {AgGemmImpl::kAuto, "auto"},             {AgGemmImpl::kFused, "fused"},
-    {AgGemmImpl::kFusedCopyEngine, "fused_ce"}, {AgGemmImpl::kSequential, "sequential"},
-    {AgGemmImpl::kDecomposed, "decomposed"}};
+// fused_ce: a copy engine gathers; ranks sharing a GPU would need an SM the waiting GEMM holds.
+bool fused_ce_supported(const ops::PathCall& call, std::string* why) {
+  if (!call.shares_gpu) return true;
+  if (why) {
+    *why = "flux ag_gemm: fused_ce needs one GPU per rank (ranks here share a GPU, and a same-GPU copy needs an SM the "
+           "waiting GEMM holds); use fused, sequential or decomposed";
+  }
+  return false;
+}
+
+// FP8 per-row scales: the decomposed path's one cuBLASLt GEMM per shard reads that shard's row scales at an
+// offset of M / W x 4 bytes, which the scale vectors' 16-byte alignment allows only for shards of 4k rows.
+bool decomposed_supported(const ops::PathCall& call, std::string* why) {
+  const int64_t shard = call.m / call.world_size;
+  if (call.scale != ScaleKind::kPerRowCol || shard % 4 == 0) return true;
+  if (why) {
+    *why = detail::cat("flux ag_gemm: the decomposed path with per-row FP8 scales needs M / W a multiple of 4 "
+                       "(16-byte aligned scale rows per shard); M / W = ", shard, " (use fused or sequential)");
+  }
+  return false;
+}
+
+const ops::PathEntry<AgGemmImpl> kPaths[] = {{AgGemmImpl::kAuto, "auto"},
+                                             {AgGemmImpl::kFused, "fused"},
+                                             {AgGemmImpl::kFusedCopyEngine, "fused_ce", fused_ce_supported},
+                                             {AgGemmImpl::kSequential, "sequential"},
+                                             {AgGemmImpl::kDecomposed, "decomposed", decomposed_supported}};
 }  // namespace
 
 const char* to_string(AgGemmImpl impl) { return ops::path_name(kPaths, impl); }
@@ -44,24 +67,26 @@ int ag_gemm_ce_gemm_sms(int sm_count, bool shares_gpu, int gemm_sms, int gather_
   return shares_gpu ? gemm_sms + gather_sms : std::max(sm_count - 1, 1);
 }
 
+bool ag_gemm_path_supported(AgGemmImpl impl, const AgGemmDesc& desc, int64_t m, int world_size, bool shares_gpu,
+                             std::string* why) {
+  return path_supported(kPaths, impl, PathCall{m, world_size, shares_gpu, desc.scale}, why);
+}
+
 AgGemmLayout plan_ag_gemm(int64_t m, const AgGemmDesc& desc, int world_size, int rank, bool shares_gpu,
                           int ranks_on_gpu, int sm_count, int gather_sms, AgGemmImpl forced) {
   check_call_rows("flux ag_gemm", m, desc.max_m, world_size, true);
   AgGemmLayout out;
   out.m = m;
   out.shard_rows = m / world_size;
-  // FP8 per-row scales: the decomposed path's per-shard GEMMs read scale rows at M / W offsets (16 bytes).
-  const bool decomposed_ok = !(desc.scale == ScaleKind::kPerRowCol && (m / world_size) % 4 != 0);
+  const PathCall call{m, world_size, shares_gpu, desc.scale};
   out.impl = ops::resolve_path(
-      kPaths, forced, "FLUX_AG_GEMM_IMPL / AgGemmOptions::impl",
+      kPaths, forced, "FLUX_AG_GEMM_IMPL / AgGemmOptions::impl", call,
       [&] {
         return choose_ag_gemm_impl(m, desc.n_per_rank, desc.k, world_size, shares_gpu, &out.reason, sm_count,
-                                   desc.dtype, gather_sms, decomposed_ok);
+                                   desc.dtype, gather_sms,
+                                   path_supported(kPaths, AgGemmImpl::kDecomposed, call, nullptr));
       },
       &out.reason);
-  FLUX_CHECK_ARG(!(out.impl == AgGemmImpl::kFusedCopyEngine && shares_gpu && world_size > 1),
-                 "flux ag_gemm: fused_ce needs one GPU per rank (ranks here share a GPU, and a same-GPU copy needs "
-                 "an SM the waiting GEMM holds); use fused, sequential or decomposed");
   const SmSplit split = fused_sm_split(sm_count, shares_gpu ? ranks_on_gpu : 1, gather_sms);
   out.gemm_sms = split.gemm_sms;
   out.gather_sms = split.helper_sms;

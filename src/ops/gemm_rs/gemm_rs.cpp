@@ -38,6 +38,7 @@
 #include "src/device/tile_reduce.h"
 #include "src/ops/common/op_runtime.h"
 #include "src/ops/common/op_types.h"
+#include "src/ops/common/path_table.h"
 #include "src/ops/common/sm_budget.h"
 #include "src/ops/gemm_rs/gemm_rs_plan.h"
 
@@ -421,12 +422,12 @@ struct TileReduceCore {
     // are refreshed.
     const FlagRange refresh{my_flags(), flag_words()};
     rt->begin(stream, &refresh, 1);
-    switch (L.impl) {
-      case GemmRsImpl::kFused: run_fused(L, args, stream); break;
-      case GemmRsImpl::kSequential: run_sequential(L, args, stream); break;
-      case GemmRsImpl::kDecomposed: run_decomposed(L, args, stream); break;
-      default: FLUX_CHECK(false, "unresolved ", name, " path");
-    }
+    // GEMM+AR's one_shot / two_shot / rs_ag are all kFused here, the layout saying which (shots, gather_after).
+    using Run = void (TileReduceCore::*)(const GemmRsLayout&, const GemmRsArgs&, cudaStream_t);
+    static constexpr ops::PathRun<GemmRsImpl, Run> kRuns[] = {{GemmRsImpl::kFused, &TileReduceCore::run_fused},
+                                                              {GemmRsImpl::kSequential, &TileReduceCore::run_sequential},
+                                                              {GemmRsImpl::kDecomposed, &TileReduceCore::run_decomposed}};
+    ops::run_path(kRuns, L.impl, name, *this, L, args, stream);
     rt->end(stream);
   }
 

@@ -15,10 +15,12 @@
 namespace flux {
 
 namespace {
-const ops::PathName<GemmRsImpl> kRsPaths[] = {{GemmRsImpl::kAuto, "auto"}, {GemmRsImpl::kFused, "fused"},
+// Every GEMM+RS / GEMM+AR path runs every call the op accepts (no `supported` entries; the PathCall's
+// shares_gpu is not read).
+const ops::PathEntry<GemmRsImpl> kRsPaths[] = {{GemmRsImpl::kAuto, "auto"}, {GemmRsImpl::kFused, "fused"},
                                               {GemmRsImpl::kSequential, "sequential"},
                                               {GemmRsImpl::kDecomposed, "decomposed"}};
-const ops::PathName<GemmArPath> kArPaths[] = {
+const ops::PathEntry<GemmArPath> kArPaths[] = {
     {GemmArPath::kAuto, "auto"},       {GemmArPath::kOneShot, "one_shot"},     {GemmArPath::kTwoShot, "two_shot"},
     {GemmArPath::kRsAg, "rs_ag"},      {GemmArPath::kSequential, "sequential"}, {GemmArPath::kDecomposed, "decomposed"}};
 
@@ -88,7 +90,7 @@ GemmRsLayout plan_gemm_rs(int64_t m, const GemmRsDesc& desc, int world_size, int
   out.segment_rows = m / world_size;
   out.gemm = gemm;
   out.impl = ops::resolve_path(
-      kRsPaths, forced, "FLUX_GEMM_RS_IMPL / GemmRsOptions::impl",
+      kRsPaths, forced, "FLUX_GEMM_RS_IMPL / GemmRsOptions::impl", PathCall{m, world_size, false, desc.scale},
       [&] {
         return choose_gemm_rs_impl(m, desc.n, desc.k_per_rank, world_size, &out.reason, limits.sm_count, desc.dtype,
                                    reduce_sms);
@@ -110,7 +112,7 @@ GemmRsLayout plan_gemm_ar(int64_t m, const GemmRsDesc& desc, int world_size, int
   out.segment_rows = m;
   out.gemm = gemm;
   const GemmArPath path = ops::resolve_path(
-      kArPaths, forced, "FLUX_GEMM_AR_PATH / GemmArOptions::path",
+      kArPaths, forced, "FLUX_GEMM_AR_PATH / GemmArOptions::path", PathCall{m, world_size, false, desc.scale},
       [&] {
         const GemmArPath chosen = choose_gemm_ar_path(m, desc.n, desc.k_per_rank, world_size, &out.reason,
                                                       limits.sm_count, desc.dtype, reduce_sms);
