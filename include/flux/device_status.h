@@ -22,13 +22,14 @@ enum class WaitSite : uint32_t {
   kNone = 0,
   kGemmWaitBeforeLoad = 1,  // GEMM producer waiting on an M-block ready flag
   kSignalWait = 2,          // runtime signal wait (rank, peer, signal index)
+  kGemmStreamKFixup = 3,    // GEMM stream-K: a unit's final piece waiting for a later worker's partials
 };
 
 struct DeviceStatus {
   uint32_t failed;    // 0 while all waits succeeded; a WaitSite otherwise
   uint32_t expected;  // value waited for (flag >= expected)
   uint32_t seen;      // last value read before giving up
-  int32_t index;      // M-block (kGemmWaitBeforeLoad) or signal index (kSignalWait)
+  int32_t index;      // M-block (kGemmWaitBeforeLoad), signal index (kSignalWait) or partials slot (kGemmStreamKFixup)
   int32_t rank;       // waiting rank, -1 where not multi-rank
   int32_t peer;       // rank expected to set the flag, -1 where unknown
   uint64_t waited_ns; // how long the waiter spun

@@ -61,10 +61,20 @@ struct GemmConfigInfo {
   bool swap_ab = false;   // computes C^T = op(B) A^T (decode-sized M); cannot run the extension points
   bool skinny = false;    // a decode kernel (no clusters, one CTA per tile; weight [N, K] only)
   bool fp8 = false;       // an e4m3-input config (compiled for e4m3 only; the others for bf16 / fp16 only)
+  bool stream_k = false;  // can run stream-K (the cooperative configs: their kernel layer takes k ranges)
 };
 const std::vector<GemmConfigInfo>& gemm_configs();
 // Whether this build has the config's kernel for (dtype, layout) (the skinny configs: WeightLayout::kNK only).
 bool gemm_config_compiled(const GemmConfigInfo& config, DType dtype, WeightLayout layout);
+
+// Whether the heuristic may use stream-K (GemmOptions::stream_k, knob FLUX_GEMM_STREAM_K).
+enum class StreamKMode : int32_t {
+  kKnob = -1,  // GemmOptions only: take the knob FLUX_GEMM_STREAM_K (auto | off | on)
+  kAuto = 0,   // where the time model predicts it faster
+  kOff = 1,    // never
+  kOn = 2,     // wherever the config can and its units leave a partial wave (a cooperative config's whole-tile
+               // variant is then no candidate; forced configs: stream-K; for tests and sweeps)
+};
 
 // What run() will do for a given M: config, resolved tile order and the reason for the choice.
 struct GemmSelection {
@@ -76,6 +86,11 @@ struct GemmSelection {
   // CTAs into fp32 partials, which a second kernel sums in slice order (+ bias) into C and publishes
   // tile by tile: bitwise reproducible. 1 = the whole K in one CTA per tile.
   int32_t splits = 1;
+  // Stream-K (src/gemm/stream_k.h; cooperative configs, splits 1): when the units do not fill whole waves,
+  // the last ~1-2 waves' units are cut into k ranges, one per cluster of the persistent grid, and summed in a
+  // fixed order inside the kernel (bitwise reproducible). The hooks see whole tiles: a piece waits before its
+  // loads, the tile is published once its final sum is stored.
+  bool stream_k = false;
   double predicted_us = 0.0;         // the heuristic's predicted time (0 when not from the model)
   std::string reason;                // why the heuristic (or a knob / option) chose it
 };
@@ -106,6 +121,9 @@ struct GemmOptions {
   // Split-K factor: 0 = knob FLUX_GEMM_SPLIT_K (0 there = the heuristic), 1 = never split, S > 1 = always
   // S slices (K / S must be a multiple of 8, and the config one of those with split_k).
   int32_t split_k = 0;
+  // Stream-K (GemmSelection::stream_k). Its fixup waits for other CTAs of the same grid, so every CTA must
+  // become resident: fused ops whose ranks share a GPU (spinning kernels of other ranks beside it) turn it off.
+  StreamKMode stream_k = StreamKMode::kKnob;
   // Let the heuristic (and a tuning cache) pick swap-AB configs (GemmConfigInfo::swap_ab, the decode
   // configs). Their tiles run the other way, so they cannot run the extension points: a plan whose calls
   // use wait / publish / a segmented tile order must set this false (the fused ops do); such a call on
@@ -205,7 +223,7 @@ class GemmPlan {
   // timeout): fused ops compare it across ranks at plan build.
   std::string resolved_options() const;
   GemmSelection select(int64_t m) const;
-  // Bytes of split-K workspace a call with this M needs (0 when select(m) does not split).
+  // Bytes of split-K / stream-K workspace a call with this M needs (0 when select(m) does neither).
   int64_t workspace_bytes(int64_t m) const;
 
   // Validates args (InvalidArgument, nothing launched), then launches on `stream`.
@@ -238,10 +256,20 @@ TileOrderMap make_tile_order_map(int64_t m, int64_t n, const GemmConfigInfo& con
 // `max_active_clusters[i]` is how many clusters of config i fit on the device at once (0: use
 // sm_count / cluster size; negative: config i has no kernel for the plan, not a candidate). `split_k`: 0 = choose (1 .. kMaxSplitK), 1 = never split, S > 1 = S.
 // `allow_swap_ab`: whether swap-AB configs are candidates. `dtype`: the input type; the candidates are
-// the configs for it (GemmConfigInfo::fp8 for e4m3, the others for bf16 / fp16).
+// the configs for it (GemmConfigInfo::fp8 for e4m3, the others for bf16 / fp16). `stream_k`: kAuto, kOff or
+// kOn (not kKnob).
 GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLimits& limits,
                                  const std::vector<int>& max_active_clusters = {}, int32_t split_k = 0,
-                                 bool allow_swap_ab = true, DType dtype = DType::kBF16);
+                                 bool allow_swap_ab = true, DType dtype = DType::kBF16,
+                                 StreamKMode stream_k = StreamKMode::kAuto);
+// The stream-K decomposition a selection runs with on `workers` clusters (inactive unless sel.stream_k), and
+// the workspace it needs: one fp32 tile per CTA of the grid, and one flag per CTA and math warp group.
+struct StreamKNeeds {
+  int64_t workers = 0;       // the persistent grid (clusters)
+  int64_t bytes = 0;         // partials
+  int64_t flags = 0;         // uint32 flags (zero between calls)
+};
+StreamKNeeds stream_k_needs(const GemmSelection& sel, int64_t m, int64_t n, int64_t k, int64_t workers);
 
 // Split-K limits: at most this many slices, each at least kMinSplitKDepth deep (K / S), and at most two
 // waves of work items (so the workspace is bounded by split_k_workspace_bound()).
@@ -254,7 +282,7 @@ bool split_k_divides(int64_t k, int32_t splits);
 inline bool split_k_candidate(int64_t k, int32_t splits) {
   return splits >= 2 && splits <= kMaxSplitK && split_k_divides(k, splits) && k / splits >= kMinSplitKDepth;
 }
-// The most workspace any split-K selection on this device can ask for (bytes).
+// The most workspace any split-K or stream-K selection on this device can ask for (bytes).
 int64_t split_k_workspace_bound(const DeviceLimits& limits);
 
 }  // namespace flux

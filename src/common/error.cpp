@@ -32,6 +32,12 @@ std::string describe_device_status(const DeviceStatus& status) {
                          (status.rank >= 0 ? detail::cat("; rank ", status.rank) : std::string()),
                          (status.peer >= 0 ? detail::cat(", waiting for peer ", status.peer) : std::string()),
                          "); the kernel stopped waiting and its output is undefined");
+    case WaitSite::kGemmStreamKFixup:
+      return detail::cat("flux gemm: stream-K fixup timed out after ", ms, " ms waiting for the partials of slot ",
+                         status.index, " (flag at ", addr, ": expected >= ", status.expected, ", last seen ",
+                         status.seen, (status.rank >= 0 ? detail::cat("; rank ", status.rank) : std::string()),
+                         "): a CTA of the GEMM's persistent grid never ran its piece (not resident?); the output "
+                         "is undefined");
     case WaitSite::kSignalWait:
       return detail::cat("flux signal: rank ", status.rank, " timed out after ", ms, " ms waiting for peer ",
                          status.peer, " on signal ", status.index, " (flag at ", addr, ": expected >= ",

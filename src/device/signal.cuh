@@ -128,8 +128,8 @@ __device__ __forceinline__ void mirror_status(WaitContext const& ctx) {
   m->failed = s->failed;
 }
 
-__device__ __noinline__ inline void record_timeout(WaitContext const& ctx, const uint32_t* flag, int32_t index,
-                                                   uint32_t expected, uint32_t seen, uint64_t waited_ns) {
+__device__ __forceinline__ void record_timeout_inline(WaitContext const& ctx, const uint32_t* flag, int32_t index,
+                                                      uint32_t expected, uint32_t seen, uint64_t waited_ns) {
   DeviceStatus r{};
   r.failed = static_cast<uint32_t>(ctx.site);
   r.expected = expected;
@@ -150,9 +150,19 @@ __device__ __noinline__ inline void record_timeout(WaitContext const& ctx, const
   mirror_status(ctx);
 }
 
+// Out of line for most waits (the timeout path is cold); inlined where a call cannot be afforded: a call
+// site in a math warp group holding a whole tile of accumulators breaks its register budget (the stream-K
+// fixup: ptxas fails at 232 registers, or with the call out of line ignores setmaxnreg and spills).
+__device__ __noinline__ inline void record_timeout(WaitContext const& ctx, const uint32_t* flag, int32_t index,
+                                                   uint32_t expected, uint32_t seen, uint64_t waited_ns) {
+  record_timeout_inline(ctx, flag, index, expected, seen, waited_ns);
+}
+
 // Spin (one thread) until *flag has reached value (wrap-safe). Returns true on success; false on
 // timeout or when the fault domain already records a failure (the caller then skips the guarded work's
 // dependency but must keep the kernel's own pipelines flowing so that it finishes).
+// kInlineRecord: the timeout's record inlined (no call; see record_timeout).
+template <bool kInlineRecord = false>
 __device__ __forceinline__ bool wait_flag_geq(const uint32_t* flag, uint32_t value, int32_t index,
                                               WaitContext const& ctx) {
   uint32_t seen = ld_acquire_sys(flag);
@@ -173,7 +183,11 @@ __device__ __forceinline__ bool wait_flag_geq(const uint32_t* flag, uint32_t val
         return false;
       }
       if (waited > ctx.timeout_ns) {
-        record_timeout(ctx, flag, index, value, seen, waited);
+        if constexpr (kInlineRecord) {
+          record_timeout_inline(ctx, flag, index, value, seen, waited);
+        } else {
+          record_timeout(ctx, flag, index, value, seen, waited);
+        }
         return false;
       }
       if (spins > 4096u) __nanosleep(256);

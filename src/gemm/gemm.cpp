@@ -40,6 +40,17 @@ int64_t split_k_partial_bytes(const GemmSelection& sel, int64_t m, int64_t n) {
   return sel.splits > 1 ? int64_t(sel.splits) * m * n * int64_t(sizeof(float)) : 0;
 }
 
+StreamKMode parse_stream_k(const std::string& text) {
+  if (text == "auto") return StreamKMode::kAuto;
+  if (text == "off") return StreamKMode::kOff;
+  if (text == "on") return StreamKMode::kOn;
+  throw InvalidArgument(detail::cat("flux gemm: FLUX_GEMM_STREAM_K='", text, "' (expected auto, off or on)"));
+}
+
+const char* stream_k_name(StreamKMode mode) {
+  return mode == StreamKMode::kOff ? "off" : mode == StreamKMode::kOn ? "on" : "auto";
+}
+
 bool is_valid_swizzle(int32_t s) { return s == 1 || s == 2 || s == 4 || s == 8 || s == 16; }
 
 Raster parse_raster(const std::string& text) {
@@ -189,6 +200,8 @@ void validate_gemm_selection(const GemmDesc& desc, int64_t m, const GemmSelectio
                                      split_k_divides(desc.k, sel.splits)),
                  "flux gemm: selection splits K = ", desc.k, " into ", sel.splits, " (expected 1, or for a split-K config 2..",
                  kMaxSplitK, " dividing K into multiples of 8; ", c.name, c.split_k ? " can" : " cannot", " split)");
+  FLUX_CHECK_ARG(!sel.stream_k || (c.stream_k && sel.splits == 1), "flux gemm: selection asks for stream-K with ",
+                 c.name, " split ", sel.splits, " (expected stream-K only on a cooperative config, unsplit)");
   FLUX_CHECK_ARG((sel.raster == Raster::kRowMajor || sel.raster == Raster::kColMajor) && is_valid_swizzle(sel.swizzle),
                  "flux gemm: selection raster ", static_cast<int>(sel.raster), " swizzle ", sel.swizzle,
                  " (expected a resolved raster, row or col, and swizzle 1, 2, 4, 8 or 16)");
@@ -211,6 +224,7 @@ struct GemmPlan::Impl {
   std::vector<int> max_active_clusters;   // by config id
   std::vector<int> max_active_clusters_partial;  // by config id: the split-K kernels (0: not compiled)
   int32_t split_k = 0;                    // option, else knob FLUX_GEMM_SPLIT_K
+  StreamKMode stream_k = StreamKMode::kAuto;  // option, else knob FLUX_GEMM_STREAM_K
   int forced_config = -1;                 // knob / option, -1 = heuristic
   Raster raster = Raster::kAuto;          // option, else knob
   int32_t swizzle = 0;                    // option, else knob
@@ -220,13 +234,14 @@ struct GemmPlan::Impl {
   std::string tune_path;                  // GemmOptions::tune_cache / knob FLUX_TUNE_CACHE ("" = none)
   gemm::TuneCache tune;
   DeviceStatus* status = nullptr;         // device memory, one record
-  // Split-K workspaces, one per stream the plan has run a split-K call on (so calls on different
+  // Split-K / stream-K workspaces, one per stream the plan has run such a call on (so calls on different
   // streams never share one), each split_k_workspace_bound() bytes or what a forced split needed, and
-  // the reduction's arrival counters (used when it publishes; they return to zero after every call).
+  // counters: the split-K reduction's per-tile arrivals (when it publishes) or the stream-K fixup's flags;
+  // both return to zero after every call (and check_status() zeroes them after a failed wait).
   struct Workspace {
     void* ptr = nullptr;
     int64_t bytes = 0;
-    uint32_t* arrivals = nullptr;  // the split-K reduction's per-tile arrival counters
+    uint32_t* arrivals = nullptr;
     int64_t counters = 0;
   };
   std::mutex workspace_mu;
@@ -234,6 +249,8 @@ struct GemmPlan::Impl {
   std::mutex select_mu;
   std::map<int64_t, GemmSelection> select_cache;  // by M
   GemmSelection select_uncached(int64_t m) const;
+  // The stream-K decomposition's workspace for a selection (its workers: the config's resident clusters).
+  StreamKNeeds stream_k_needs_of(const GemmSelection& sel, int64_t m) const;
 };
 
 GemmPlan::GemmPlan(const GemmDesc& desc, const GemmOptions& options) : impl_(std::make_unique<Impl>()) {
@@ -280,6 +297,12 @@ GemmPlan::GemmPlan(const GemmDesc& desc, const GemmOptions& options) : impl_(std
       FLUX_CHECK_ARG(gemm_configs()[p.forced_config].split_k, "flux gemm: config ", gemm_configs()[p.forced_config].name,
                      " cannot split K (split-K ", sk, " forced); configs that can: those with split_k in gemm_configs()");
     }
+  }
+  {
+    p.stream_k = options.stream_k != StreamKMode::kKnob ? options.stream_k
+                                                         : parse_stream_k(knobs::get_string("FLUX_GEMM_STREAM_K"));
+    FLUX_CHECK_ARG(p.stream_k == StreamKMode::kAuto || p.stream_k == StreamKMode::kOff || p.stream_k == StreamKMode::kOn,
+                   "flux gemm: GemmOptions::stream_k ", static_cast<int>(p.stream_k), " (expected kKnob, kAuto, kOff or kOn)");
   }
   p.limits = query_device_limits(options.device);
   p.tune_path = options.tune_cache.empty() ? knobs::get_string("FLUX_TUNE_CACHE") : options.tune_cache;
@@ -361,7 +384,7 @@ std::string GemmPlan::resolved_options() const {
   return detail::cat("config=", p.forced_config >= 0 ? gemm_configs()[p.forced_config].name : "auto", " raster=",
                      p.raster == Raster::kAuto ? "auto" : (p.raster == Raster::kRowMajor ? "row" : "col"),
                      " swizzle=", p.swizzle, " max_sms=", p.options.max_sms, " wait_timeout_ns=", p.timeout_ns,
-                     " chaos_seed=", p.chaos_seed, " split_k=", p.split_k, " fp8_promotion=", p.fp8_promotion, " swap_ab=", p.options.allow_swap_ab ? 1 : 0,
+                     " chaos_seed=", p.chaos_seed, " split_k=", p.split_k, " stream_k=", stream_k_name(p.stream_k), " fp8_promotion=", p.fp8_promotion, " swap_ab=", p.options.allow_swap_ab ? 1 : 0,
                      " tune_cache=", p.tune.size() ? p.tune.digest() : std::string("none"));
 }
 const DeviceLimits& GemmPlan::device_limits() const { return impl_->limits; }
@@ -387,27 +410,32 @@ GemmSelection GemmPlan::select(int64_t m) const {
 GemmSelection GemmPlan::Impl::select_uncached(int64_t m) const {
   const Impl& p = *this;
   GemmSelection sel = select_gemm_config(m, p.desc.n, p.desc.k, p.limits, p.max_active_clusters, p.split_k,
-                                         p.options.allow_swap_ab, p.desc.dtype);
+                                         p.options.allow_swap_ab, p.desc.dtype, p.stream_k);
   if (p.forced_config < 0 && p.split_k == 0 && p.tune.size() > 0) {
     gemm::TuneKey key{p.desc.dtype, p.desc.layout, p.desc.n, p.desc.k,
                       p.options.max_sms > 0 ? p.options.max_sms : p.limits.sm_count, gemm::TuneCache::m_bucket(m)};
     const gemm::TuneChoice* c = p.tune.find(key);
     const gemm::ConfigShape* shape = c != nullptr ? gemm::config_shape_by_name(c->config) : nullptr;
     const bool compiled = shape != nullptr && p.max_active_clusters[static_cast<int>(shape->id)] >= 0;
-    if (c != nullptr && compiled && (p.options.allow_swap_ab || !shape->swap_ab)) {
+    if (c != nullptr && compiled && (p.options.allow_swap_ab || !shape->swap_ab) &&
+        (!c->stream_k || p.stream_k != StreamKMode::kOff)) {
       gemm::apply_tune_choice(*c, m, p.desc.n, p.desc.k, p.tune_path, &sel);
     }
   }
-  if (p.forced_config >= 0 && (p.forced_config != sel.config.id || sel.splits != std::max(p.split_k, 1))) {
-    // The forced config, split as forced (never split by the heuristic: a forced config is run as named),
-    // with the heuristic's raster rule.
-    sel.config = gemm_configs()[p.forced_config];
+  if (p.forced_config >= 0) {
+    // The forced config, split as forced (never split by the heuristic: a forced config is run as named;
+    // stream-K only with FLUX_GEMM_STREAM_K=on, where its units leave a partial wave), with the heuristic's
+    // raster rule.
+    const GemmConfigInfo& forced = gemm_configs()[p.forced_config];
+    const bool sk = p.stream_k == StreamKMode::kOn && forced.stream_k && p.split_k <= 1;
+    sel.config = forced;
     sel.splits = std::max(p.split_k, 1);
+    sel.stream_k = sk;
     sel.predicted_us = 0.0;
     sel.tiles_m = (m + sel.config.tile_m - 1) / sel.config.tile_m;
     sel.tiles_n = (p.desc.n + sel.config.tile_n - 1) / sel.config.tile_n;
     sel.reason = detail::cat("forced config ", sel.config.name, " (FLUX_GEMM_CONFIG / GemmOptions::config), split-K ",
-                             sel.splits, "; ", sel.reason);
+                             sel.splits, sk ? ", stream-K (FLUX_GEMM_STREAM_K=on)" : "", "; ", sel.reason);
   }
   if (p.raster != Raster::kAuto) {
     sel.raster = p.raster;
@@ -417,10 +445,23 @@ GemmSelection GemmPlan::Impl::select_uncached(int64_t m) const {
     sel.swizzle = p.swizzle;
     sel.reason += "; swizzle forced";
   }
+  if (sel.stream_k && p.stream_k_needs_of(sel, m).bytes == 0) {
+    sel.stream_k = false;  // the units fill whole waves (or too few k-tiles): nothing to cut
+    sel.reason += "; stream-K not needed (whole waves)";
+  }
   return sel;
 }
 
-int64_t GemmPlan::workspace_bytes(int64_t m) const { return split_k_partial_bytes(select(m), m, impl_->desc.n); }
+int64_t GemmPlan::workspace_bytes(int64_t m) const {
+  const Impl& p = *impl_;
+  const GemmSelection sel = select(m);
+  if (sel.stream_k) return p.stream_k_needs_of(sel, m).bytes;
+  return split_k_partial_bytes(sel, m, p.desc.n);
+}
+
+StreamKNeeds GemmPlan::Impl::stream_k_needs_of(const GemmSelection& sel, int64_t m) const {
+  return stream_k_needs(sel, m, desc.n, desc.k, std::max(max_active_clusters[sel.config.id], 1));
+}
 
 void GemmPlan::run(const GemmArgs& args, cudaStream_t stream) const {
   Impl& p = *impl_;
@@ -455,19 +496,23 @@ void GemmPlan::run(const GemmArgs& args, cudaStream_t stream) const {
   }
   float* workspace = nullptr;
   uint32_t* arrivals = nullptr;
-  if (sel.splits > 1) {
-    const int64_t needed = split_k_partial_bytes(sel, args.m, p.desc.n);
-    const bool publish = args.publish.mode != PublishMode::kNone;
+  const StreamKNeeds sk_needs = p.stream_k_needs_of(sel, args.m);
+  if (sel.stream_k && sk_needs.bytes == 0) sel.stream_k = false;  // whole waves (or too few k-tiles): nothing to cut
+  if (sel.splits > 1 || sel.stream_k) {
+    const bool sk = sel.stream_k;
+    const int64_t needed = sk ? sk_needs.bytes : split_k_partial_bytes(sel, args.m, p.desc.n);
+    // Counters: the stream-K fixup's flags always; the split-K reduction's arrivals when it publishes.
+    const bool want_counters = sk || args.publish.mode != PublishMode::kNone;
+    const int64_t counters = sk ? sk_needs.flags : sel.tiles_m * sel.tiles_n;
     if (args.workspace != nullptr) {
-      FLUX_CHECK_ARG(args.workspace_bytes >= needed, "flux gemm: workspace of ", args.workspace_bytes,
-                     " bytes for a split-K ", sel.splits, " call with M = ", args.m, " (expected at least ", needed,
-                     " bytes: GemmPlan::workspace_bytes(M))");
+      FLUX_CHECK_ARG(args.workspace_bytes >= needed, "flux gemm: workspace of ", args.workspace_bytes, " bytes for a ",
+                     sk ? "stream-K" : detail::cat("split-K ", sel.splits), " call with M = ", args.m,
+                     " (expected at least ", needed, " bytes: GemmPlan::workspace_bytes(M))");
       workspace = static_cast<float*>(args.workspace);
     }
-    if (workspace == nullptr || publish) {
-      // The plan's own buffers for this stream: the partials (unless the caller gave them) and the per-tile
-      // arrival counters of a publishing reduction (zero when allocated; the reduction leaves them zero).
-      const int64_t counters = sel.tiles_m * sel.tiles_n;
+    if (workspace == nullptr || want_counters) {
+      // The plan's own buffers for this stream: the partials (unless the caller gave them) and the counters
+      // (zero when allocated; every call leaves them zero).
       std::lock_guard<std::mutex> lock(p.workspace_mu);
       auto it = p.workspaces.find(stream);
       const bool fits = it != p.workspaces.end() && (workspace != nullptr || it->second.bytes >= needed) &&
@@ -477,7 +522,7 @@ void GemmPlan::run(const GemmArgs& args, cudaStream_t stream) const {
         FLUX_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
         if (capture == cudaStreamCaptureStatusNone) {
           Impl::Workspace w;
-          // The heuristic's splits fit the bounds; a forced split of a large M may need more.
+          // The heuristic's choices fit the bounds; a forced split of a large M may need more.
           w.bytes = std::max(split_k_workspace_bound(p.limits), needed);
           w.counters = std::max<int64_t>(4 * p.limits.sm_count, counters);
           if (it != p.workspaces.end()) {
@@ -503,14 +548,15 @@ void GemmPlan::run(const GemmArgs& args, cudaStream_t stream) const {
       }
     }
     if (workspace == nullptr) {
-      // Captured before any eager split-K call on this stream: no memory may be allocated now, so run the
-      // same config unsplit (same tiles, so the hooks' flags mean the same; right, possibly slower). Pass
-      // GemmArgs::workspace (and, when publishing, run once eagerly on the stream) to capture the split.
+      // Captured before any eager split-K / stream-K call on this stream: no memory may be allocated now, so
+      // run the same config whole (same tiles, so the hooks' flags mean the same; right, possibly slower).
+      // Pass GemmArgs::workspace (split-K without publish), or run once eagerly on the stream, to capture it.
+      sel.reason = detail::cat(sk ? "whole tiles" : "unsplit", " (captured with no ", sk ? "stream-K" : "split-K",
+                               " workspace for this stream); ", sel.reason);
       sel.splits = 1;
-      sel.reason = detail::cat("unsplit (captured with no split-K workspace for this stream); ", sel.reason);
+      sel.stream_k = false;
     }
   }
-
 
   gemm::KernelLaunch launch;
   launch.m = args.m;
@@ -565,6 +611,21 @@ void GemmPlan::run(const GemmArgs& args, cudaStream_t stream) const {
   const bool split = sel.splits > 1;
   launch.num_clusters = static_cast<int>(std::min<int64_t>(
       items, split ? p.max_active_clusters_partial[sel.config.id] : p.max_active_clusters[sel.config.id]));
+  if (sel.stream_k) {
+    // Every worker of the decomposition is a cluster of the grid (all resident: max_active_clusters).
+    launch.stream_k = gemm::stream_k_shape(launch.order.total_units(), sk_needs.workers,
+                                           (p.desc.k + sel.config.tile_k - 1) / sel.config.tile_k, true);
+    launch.num_clusters = static_cast<int>(sk_needs.workers);
+    launch.stream_k_flags = arrivals;
+    FaultDomain fault = args.wait.fault;
+    if (fault.local == nullptr) {
+      fault = FaultDomain{};
+      fault.local = p.status;
+      fault.rank = p.options.rank;
+    }
+    launch.stream_k_ctx = device::make_wait_context(fault, p.timeout_ns, WaitSite::kGemmStreamKFixup, -1, p.chaos_seed);
+    if (launch.stream_k_ctx.rank < 0) launch.stream_k_ctx.rank = p.options.rank;
+  }
   launch.programmatic = args.after_resident_helper;
   if (!split) {
     gemm::launch_kernel(gemm::kernel_key(p.desc, static_cast<gemm::ConfigId>(sel.config.id), gemm::GemmOutput::kFinal),
@@ -598,6 +659,13 @@ void GemmPlan::check_status() const {
   FLUX_CUDA_CHECK(cudaMemcpy(&host, p.status, sizeof(host), cudaMemcpyDeviceToHost));
   if (host.failed == 0) return;
   FLUX_CUDA_CHECK(cudaMemset(p.status, 0, sizeof(DeviceStatus)));
+  {
+    // A failed wait may leave split-K arrivals or stream-K flags set: zero them so later calls start clean.
+    std::lock_guard<std::mutex> lock(impl_->workspace_mu);
+    for (auto& [stream, w] : impl_->workspaces) {
+      FLUX_CUDA_CHECK(cudaMemset(w.arrivals, 0, static_cast<size_t>(w.counters) * 4));
+    }
+  }
   throw TimeoutError(describe_device_status(host));
 }
 

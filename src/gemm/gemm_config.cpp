@@ -13,6 +13,7 @@
 #include "flux/gemm.h"
 #include "src/common/check.h"
 #include "src/gemm/gemm_config.h"
+#include "src/gemm/stream_k.h"
 
 namespace flux {
 
@@ -33,6 +34,7 @@ const std::vector<GemmConfigInfo>& gemm_configs() {
       info.swap_ab = s.swap_ab;
       info.skinny = s.skinny;
       info.fp8 = s.fp8;
+      info.stream_k = !s.pingpong && !s.skinny && !s.swap_ab;  // the cooperative kernel layer takes k ranges
       out.push_back(info);
     }
     return out;
@@ -95,6 +97,14 @@ constexpr double kHbmBytesPerUs = 4.0e6;      // bytes per microsecond from HBM,
 constexpr double kFillUs = 8.0;               // per call: launch, prologue, first loads, last epilogue
 constexpr double kCoopEpilogueUs = 0.3;       // per item, cooperative configs only
 constexpr double kReduceFixedUs = 2.0;        // launch and drain of the split-K reduction kernel
+// Stream-K (src/gemm/stream_k.h): each CTA of the grid moves at most one fp32 tile of partials out and its
+// unit's final piece reads the later pieces' back (a few per unit), through L2. First estimate, not yet
+// fitted: ~100 GB/s per SM for the fixup's striped 16-byte stores and loads, plus one flag round trip.
+constexpr double kSmFixupBytesPerUs = 1.0e5;
+constexpr double kFixupFlagUs = 1.0;
+// Stream-K only when predicted this much faster than the same config whole-tile (its fixup cost is a first
+// estimate: near-ties stay whole).
+constexpr double kStreamKMinGain = 0.03;
 // The swap-AB config is a candidate for M <= this only (its purpose; its rate is not yet fitted).
 constexpr int64_t kSwapAbMaxM = 64;
 // Split whenever predicted faster (the fit found no margin that helps).
@@ -139,11 +149,13 @@ constexpr double kSkinnyLatencyUs = 6.0;
 constexpr int32_t kSkinnyCandidateMaxTileM = 16;
 constexpr double kSkinnyFillUs = 1.0;
 
-Prediction predict(const GemmConfigInfo& c, int64_t m, int64_t n, int64_t k, int32_t splits, int64_t concurrent) {
+Prediction predict(const GemmConfigInfo& c, int64_t m, int64_t n, int64_t k, int32_t splits, int64_t concurrent,
+                   bool stream_k = false) {
   Prediction p;
   p.units = units_of(c, m, n);
   p.concurrent = std::max<int64_t>(concurrent, 1);
   p.waves = ceil_div(p.units * splits, p.concurrent);
+  const gemm::StreamKShape sk = gemm::stream_k_shape(p.units, p.concurrent, ceil_div(k, c.tile_k), stream_k);
   const double es = c.fp8 ? 1.0 : 2.0;  // bytes of an element of A and B (C: 2, bf16 / fp16)
   double compute_us = 0.0;
   if (c.skinny) {
@@ -156,8 +168,22 @@ Prediction predict(const GemmConfigInfo& c, int64_t m, int64_t n, int64_t k, int
     const double rows = double(std::min<int64_t>(m, c.tile_m));
     const double sm_bytes_per_us = m <= kStreamMaxM ? kSmStreamBytesPerUs : kSmL2BytesPerUs;
     const double load_us = (rows + c.tile_n) * c.tile_k * es / sm_bytes_per_us;
-    const double item_us = ksteps * std::max(mma_us, load_us) + (c.pingpong ? 0.0 : kCoopEpilogueUs);
-    compute_us = kFillUs + double(p.waves) * item_us;
+    const double kstep_us = std::max(mma_us, load_us);
+    const double epilogue_us = c.pingpong ? 0.0 : kCoopEpilogueUs;
+    if (sk.active()) {
+      // Stream-K: every worker runs dp_units / workers whole units and 1 / workers of the stream-K region's
+      // k-tiles (+ its pieces' epilogues), then the fixup: one tile of partials stored, and the final piece's
+      // reads of the later pieces (at most ceil(workers / sk_units) of them) after a flag round trip.
+      const double whole = double(sk.dp_units / sk.workers);
+      const double iters = whole * double(sk.k_tiles) + std::ceil(double(sk.iterations()) / double(sk.sk_workers));
+      const double pieces = double(ceil_div(sk.sk_units, sk.sk_workers)) + 1.0;
+      const double peers = double(ceil_div(sk.sk_workers, sk.sk_units));
+      const double tile_bytes = double(c.tile_m) * c.tile_n * 4.0;
+      const double fixup_us = kFixupFlagUs + (1.0 + peers) * tile_bytes / kSmFixupBytesPerUs;
+      compute_us = kFillUs + iters * kstep_us + (whole + pieces) * epilogue_us + fixup_us;
+    } else {
+      compute_us = kFillUs + double(p.waves) * (ksteps * kstep_us + epilogue_us);
+    }
   }
   double bytes = (double(m) * k + double(n) * k) * es + double(m) * n * 2.0;
   if (splits > 1) bytes += double(splits) * m * n * 4.0;  // partials written
@@ -172,9 +198,24 @@ bool split_k_divides(int64_t k, int32_t splits) {
   return splits >= 1 && k % splits == 0 && (k / splits) % 8 == 0;
 }
 
+StreamKNeeds stream_k_needs(const GemmSelection& sel, int64_t m, int64_t n, int64_t k, int64_t workers) {
+  StreamKNeeds needs;
+  if (!sel.stream_k) return needs;
+  const GemmConfigInfo& c = sel.config;
+  const gemm::StreamKShape sk = gemm::stream_k_shape(units_of(c, m, n), workers, ceil_div(k, c.tile_k), true);
+  if (!sk.active()) return needs;
+  const int64_t ctas = sk.workers * c.cluster_m * c.cluster_n;
+  needs.workers = sk.workers;
+  needs.bytes = ctas * c.tile_m * c.tile_n * 4;
+  needs.flags = ctas * 2;  // two math warp groups per CTA (the cooperative kernel)
+  return needs;
+}
+
 int64_t split_k_workspace_bound(const DeviceLimits& limits) {
   int64_t bound = 0;
   for (const GemmConfigInfo& c : gemm_configs()) {
+    // Stream-K: one fp32 tile per CTA of a full grid.
+    if (c.stream_k) bound = std::max<int64_t>(bound, int64_t(limits.sm_count) * c.tile_m * c.tile_n * 4);
     // At most two waves of items: splits x units <= 2 x sm_count / cluster size (x kSkinnyMaxCtasPerSm for
     // the skinny configs, one-CTA items), and each unit covers cluster_m x cluster_n tiles of tile_m x
     // tile_n fp32 elements per slice.
@@ -186,7 +227,10 @@ int64_t split_k_workspace_bound(const DeviceLimits& limits) {
 
 GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLimits& limits,
                                  const std::vector<int>& max_active_clusters, int32_t split_k, bool allow_swap_ab,
-                                 DType dtype) {
+                                 DType dtype, StreamKMode stream_k) {
+  FLUX_CHECK_ARG(stream_k == StreamKMode::kAuto || stream_k == StreamKMode::kOff || stream_k == StreamKMode::kOn,
+                 "flux gemm: select_gemm_config stream_k mode ", static_cast<int>(stream_k),
+                 " (expected kAuto, kOff or kOn)");
   FLUX_CHECK_ARG(m >= 1 && n >= 1 && k >= 1, "flux gemm: select_gemm_config needs m, n, k >= 1 (got m=", m,
                  " n=", n, " k=", k, ")");
   FLUX_CHECK_ARG(limits.sm_count > 0, "flux gemm: device limits have sm_count ", limits.sm_count,
@@ -198,6 +242,7 @@ GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLi
   const auto& configs = gemm_configs();
   int best = -1;
   int32_t best_splits = 1;
+  bool best_sk = false;
   Prediction best_p;
   double best_unsplit_us = 0.0;
   const bool fp8 = dtype == DType::kE4M3;
@@ -233,11 +278,35 @@ GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLi
     }
     for (int32_t s : candidates) {
       Prediction p = predict(c, m, n, k, s, concurrent);
+      // Stream-K fixes the last wave's idle SMs, not padded tiles: only where a unit's rows are all real
+      // (M >= tile_m x cluster_m). Below that the cooperative tiles compute padding rows (the MMA runs on the
+      // whole tile), which the load-bound terms of the model at small M do not see: on the test half's first
+      // run (2026-12-03, bf16, M >= 128, every 4th row) the model sent M = 128 to 256x128 stream-K and those
+      // 39 rows ran 1.73x slower than the whole-tile ping-pong choice (bench/results/
+      // gemm_corpus_test_m128_every4_sk_*_h200_20261203_s11.jsonl). kOn still forces it there.
+      const bool rows_full = m >= int64_t(c.tile_m) * c.cluster_m;
+      const bool sk_possible =
+          s == 1 && c.stream_k && stream_k != StreamKMode::kOff && (rows_full || stream_k == StreamKMode::kOn) &&
+          gemm::stream_k_shape(p.units, p.concurrent, ceil_div(k, c.tile_k), true).active();
+      if (sk_possible) {
+        // Stream-K of this config against the same config whole-tile; kOn takes it whenever it applies.
+        Prediction q = predict(c, m, n, k, 1, concurrent, true);
+        if (stream_k == StreamKMode::kOn || q.us < p.us * (1.0 - kStreamKMinGain)) {
+          if (best < 0 || q.us < best_p.us * (1.0 - 1e-9)) {
+            best = c.id;
+            best_splits = 1;
+            best_sk = true;
+            best_p = q;
+          }
+          if (stream_k == StreamKMode::kOn) continue;
+        }
+      }
       if (s == 1 && (best < 0 || p.us < best_unsplit_us)) best_unsplit_us = p.us;
       const double bar = s > 1 ? 1.0 - kSplitMinGain : 1.0 - 1e-9;
       if (best < 0 || p.us < best_p.us * bar) {
         best = c.id;
         best_splits = s;
+        best_sk = false;
         best_p = p;
       }
     }
@@ -248,6 +317,7 @@ GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLi
   GemmSelection sel;
   sel.config = c;
   sel.splits = best_splits;
+  sel.stream_k = best_sk;
   sel.predicted_us = best_p.us;
   sel.tiles_m = ceil_div(m, c.tile_m);
   sel.tiles_n = ceil_div(n, c.tile_n);
@@ -276,6 +346,7 @@ GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLi
     sel.swizzle = swizzle;
   }
   sel.reason = detail::cat("heuristic: ", c.name, best_splits > 1 ? detail::cat(" split-K ", best_splits) : std::string(),
+                           best_sk ? " stream-K" : "",
                            " predicted fastest (", best_p.us, " us; time model in gemm_config.cpp): ", best_p.units,
                            " units", best_splits > 1 ? detail::cat(" x ", best_splits, " slices") : std::string(), " in ",
                            best_p.waves, " waves of ", best_p.concurrent, " clusters; raster ",

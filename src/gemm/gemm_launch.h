@@ -11,8 +11,10 @@
 #include "flux/tile_order.h"
 #include "flux/types.h"
 #include "src/gemm/gemm_config.h"
+#include "src/device/wait_context.h"
 #include "src/gemm/kernel_key.h"
 #include "src/gemm/kernel/hook_params.h"
+#include "src/gemm/stream_k.h"
 
 namespace flux::gemm {
 
@@ -27,7 +29,10 @@ struct KernelLaunch {
   bool scale_vectors = false;
   int32_t fp8_promotion = 16;      // FP8: MMAs between promotions into the fp32 accumulators
   int32_t splits = 1;         // kPartial: K is cut into `splits` slices (K / splits a multiple of 8)
-  float* workspace = nullptr;  // kPartial: [splits, m, n] fp32 partial products
+  float* workspace = nullptr;  // kPartial: [splits, m, n] fp32 partial products; stream-K: one fp32 tile per CTA
+  StreamKShape stream_k{};     // active: the cooperative kernel runs this decomposition (num_clusters = its workers)
+  uint32_t* stream_k_flags = nullptr;  // stream-K: one per CTA and math warp group, zero between calls
+  device::WaitContext stream_k_ctx{};  // stream-K: the fixup's bounded wait
   TileOrderMap order{};
   kernel::WaitHookParams wait{};
   kernel::PublishHookParams publish{};

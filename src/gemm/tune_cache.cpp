@@ -133,6 +133,8 @@ TuneCache TuneCache::load(const std::string& path, const std::string& gpu, int s
       choice.swizzle = static_cast<int32_t>(std::stol(f.at("swizzle")));
       choice.splits = f.count("splits") ? static_cast<int32_t>(std::stol(f.at("splits"))) : 1;
       FLUX_CHECK_ARG(choice.splits >= 1 && choice.splits <= kMaxSplitK, "splits ", choice.splits);
+      choice.stream_k = f.count("stream_k") ? std::stol(f.at("stream_k")) != 0 : false;
+      FLUX_CHECK_ARG(!choice.stream_k || choice.splits == 1, "stream_k with splits ", choice.splits);
       choice.ms = f.count("ms") ? std::stod(f.at("ms")) : 0.0;
     } catch (const std::exception& e) {
       throw InvalidArgument(detail::cat("flux tune cache: ", path, ":", number, ": bad entry (", e.what(), ")"));
@@ -154,7 +156,7 @@ void TuneCache::save(const std::string& path, const std::string& gpu, int sm_cou
     out << "{\"dtype\": \"" << to_string(key.dtype) << "\", \"layout\": \"" << to_string(key.layout)
         << "\", \"n\": " << key.n << ", \"k\": " << key.k << ", \"sms\": " << key.sms << ", \"m_bucket\": " << key.m_bucket
         << ", \"config\": \"" << escape(c.config) << "\", \"raster\": \"" << raster_name(c.raster)
-        << "\", \"swizzle\": " << c.swizzle << ", \"splits\": " << c.splits << ", \"ms\": " << ms << "}\n";
+        << "\", \"swizzle\": " << c.swizzle << ", \"splits\": " << c.splits << ", \"stream_k\": " << (c.stream_k ? 1 : 0) << ", \"ms\": " << ms << "}\n";
   }
   FLUX_CHECK_ARG(out.good(), "flux tune cache: writing '", path, "' failed");
 }
@@ -168,7 +170,7 @@ std::string TuneCache::digest() const {
   std::string all;
   for (const auto& [key, c] : entries_) {
     all += detail::cat(int(key.dtype), ",", int(key.layout), ",", key.n, ",", key.k, ",", key.sms, ",", key.m_bucket, "=",
-                       c.config, ",", int(c.raster), ",", c.swizzle, ",", c.splits, ";");
+                       c.config, ",", int(c.raster), ",", c.swizzle, ",", c.splits, c.stream_k ? ",sk" : "", ";");
   }
   return runtime::to_hex(runtime::sha256(all)).substr(0, 16);
 }
@@ -178,15 +180,18 @@ bool apply_tune_choice(const TuneChoice& choice, int64_t m, int64_t n, int64_t k
   for (const GemmConfigInfo& c : gemm_configs()) {
     if (choice.config != c.name) continue;
     if (choice.splits > 1 && (!c.split_k || !split_k_divides(k, choice.splits))) return false;
+    if (choice.stream_k && !c.stream_k) return false;
     sel->config = c;
     sel->tiles_m = (m + c.tile_m - 1) / c.tile_m;
     sel->tiles_n = (n + c.tile_n - 1) / c.tile_n;
     sel->raster = choice.raster;
     sel->swizzle = choice.swizzle;
     sel->splits = choice.splits;
+    sel->stream_k = choice.stream_k;
     sel->predicted_us = 0.0;
     sel->reason = detail::cat("tune cache ", source, ": ", c.name, " raster ", raster_name(choice.raster), " swizzle ",
-                              choice.swizzle, " splits ", choice.splits, " (measured ", choice.ms, " ms)");
+                              choice.swizzle, " splits ", choice.splits, choice.stream_k ? " stream-K" : "",
+                              " (measured ", choice.ms, " ms)");
     return true;
   }
   return false;

@@ -1,5 +1,5 @@
 // src/gemm/tune_cache.h — the persisted tuning cache of the GEMM core (issue 9): measured best
-// (config, raster, swizzle, split-K factor) per problem, written by `flux-bench tune`, read by GemmPlan when the knob
+// (config, raster, swizzle, split-K factor, stream-K) per problem, written by `flux-bench tune`, read by GemmPlan when the knob
 // FLUX_TUNE_CACHE names a file. Host code only (CPU-tested, tests/gemm/test_tune_cache.cpp).
 //
 // Key: GPU name and SM count (the file's header), dtype, weight layout, N, K, the SMs the GEMM runs on
@@ -9,7 +9,7 @@
 //   {"flux_tune_cache": 1, "gpu": "NVIDIA H200", "sm_count": 132, "build": "<hex>"}
 // then one entry a line:
 //   {"dtype": "bf16", "layout": "nk", "n": 4096, "k": 4096, "sms": 132, "m_bucket": 64,
-//    "config": "64x256x64_pingpong_c1x2", "raster": "row", "swizzle": 1, "splits": 4, "ms": 0.0123}
+//    "config": "64x256x64_pingpong_c1x2", "raster": "row", "swizzle": 1, "splits": 4, "stream_k": 0, "ms": 0.0123}
 #pragma once
 
 #include <cstdint>
@@ -40,6 +40,7 @@ struct TuneChoice {
   int32_t swizzle = 1;
   double ms = 0.0;  // as measured by flux-bench tune
   int32_t splits = 1;  // split-K factor ("splits" in the file; absent = 1)
+  bool stream_k = false;  // stream-K ("stream_k": 1 in the file; absent = 0; only with splits 1)
 };
 
 class TuneCache {

@@ -33,6 +33,12 @@ TEST(Errors, DeviceStatusTextNamesTheWait) {
   text = flux::describe_device_status(s);
   EXPECT_NE(text.find("rank 1 timed out"), std::string::npos) << text;
   EXPECT_NE(text.find("peer 0 on signal 7"), std::string::npos) << text;
+
+  s.failed = static_cast<uint32_t>(flux::WaitSite::kGemmStreamKFixup);
+  text = flux::describe_device_status(s);
+  EXPECT_NE(text.find("stream-K fixup timed out"), std::string::npos) << text;
+  EXPECT_NE(text.find("slot 7"), std::string::npos) << text;
+  EXPECT_NE(text.find("rank 1"), std::string::npos) << text;
 }
 
 TEST(Errors, ParseDtypeAndLayout) {

@@ -74,10 +74,13 @@ std::vector<Shape> select_shapes(const Args& args, const std::vector<Shape>& fal
     FLUX_CHECK_ARG(every >= 1, "flux-bench: --corpus-every ", every, " (expected >= 1)");
     const int64_t max_m = args.get_int("--corpus-max-m", 0);
     FLUX_CHECK_ARG(max_m >= 0, "flux-bench: --corpus-max-m ", max_m, " (expected >= 0; 0 = no limit)");
+    const int64_t min_m = args.get_int("--corpus-min-m", 1);
+    FLUX_CHECK_ARG(min_m >= 1, "flux-bench: --corpus-min-m ", min_m, " (expected >= 1)");
     int64_t index = 0;
     for (const CorpusRow& r : load_corpus(args.get("--corpus-file", "bench/corpus/gemm_corpus.csv"))) {
       if (corpus != "all" && r.half != corpus) continue;
       if (max_m > 0 && r.m > max_m) continue;
+      if (r.m < min_m) continue;
       if (index++ % every != 0) continue;
       shapes.push_back({r.m, r.n, r.k, r.tp, r.name, r.half});
     }

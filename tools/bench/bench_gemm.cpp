@@ -53,6 +53,7 @@ struct Measured {
   std::string raster;
   int swizzle = 0;
   int splits = 1;
+  bool stream_k = false;
   std::string algo;  // cublas row
   double median_ms = 0, p10_ms = 0, p90_ms = 0;  // GPU time, host ahead of the GPU
   double queued_ms = 0;  // the same calls back to back with no lead: what a host-bound caller sees
@@ -67,7 +68,7 @@ struct Measured {
 int run_gemm_bench(const std::vector<std::string>& argv, const std::string& command_line) {
   Args args(argv,
             {"--dtypes", "--layout", "--shapes", "--warmup", "--iters", "--json", "--sweep-iters", "--check-rows",
-             "--corpus", "--corpus-file", "--corpus-every", "--corpus-max-m", "--scale", "--out-dtype"},
+             "--corpus", "--corpus-file", "--corpus-every", "--corpus-max-m", "--corpus-min-m", "--scale", "--out-dtype"},
             {"--sweep", "--no-check", "--bias", "--list-configs", "--attribution"});
   if (args.flag("--list-configs")) {
     for (const GemmConfigInfo& c : gemm_configs()) std::printf("%s\n", c.name);
@@ -257,11 +258,13 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
       results[0].raster = raster_name(sel.raster);
       results[0].swizzle = sel.swizzle;
       results[0].splits = sel.splits;
+      results[0].stream_k = sel.stream_k;
       results[1].impl = "flux_hooks";
       results[1].config = hooks_sel.config.name;
       results[1].raster = raster_name(hooks_sel.raster);
       results[1].swizzle = hooks_sel.swizzle;
       results[1].splits = hooks_sel.splits;
+      results[1].stream_k = hooks_sel.stream_k;
       results[2].impl = "cublas";
       results[2].algo = cublas.candidate_name(cublas.chosen());
       verify(results[0], [&] { plan.run(gemm_args(0), stream); });
@@ -335,6 +338,7 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
           r.raster = raster_name(o.order.raster != Raster::kAuto ? o.order.raster : vs.raster);
           r.swizzle = o.order.swizzle != 0 ? o.order.swizzle : vs.swizzle;
           r.splits = vs.splits;
+          r.stream_k = vs.stream_k;
           verify(r, [&] { p->run(gemm_args(0), stream); });
           sweep_results.push_back(r);
           sweep_runs.push_back({cfg.name, [&, p](int) { p->run(gemm_args(next_set()), stream); }});
@@ -352,6 +356,25 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
               o.order.raster = raster;
               o.order.swizzle = swz;
               add_variant(cfg, o);
+            }
+          }
+          // Stream-K variants (where the units leave a partial wave), both rasters, bands of 1 and 4.
+          if (cfg.stream_k) {
+            for (Raster raster : {Raster::kRowMajor, Raster::kColMajor}) {
+              for (int32_t swz : {1, 4}) {
+                GemmOptions o;
+                o.config = cfg.name;
+                o.split_k = 1;
+                o.stream_k = StreamKMode::kOn;
+                o.order.raster = raster;
+                o.order.swizzle = swz;
+                add_variant(cfg, o);
+                if (!sweep_results.back().stream_k) {  // whole waves here: the whole-tile variants cover it
+                  sweep_results.pop_back();
+                  sweep_runs.pop_back();
+                  plans.pop_back();
+                }
+              }
             }
           }
           // Split-K variants in the heuristic's tile order (the order matters little with few tiles).
@@ -380,7 +403,7 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
                 .add("max_rel_err", r.checked ? std::optional<double>(r.max_rel_err) : std::nullopt)
                 .add("layout", to_string(layout)).add("config", r.config).add("raster", r.raster)
                 .add("out_dtype", to_string(out_dtype))
-                .add("swizzle", r.swizzle).add("splits", r.splits).add("cublas_ms", cublas_ms)
+                .add("swizzle", r.swizzle).add("splits", r.splits).add("stream_k", r.stream_k).add("cublas_ms", cublas_ms)
                 .add("vs_cublas", cublas_ms / r.median_ms).add("iters", sweep_iters).add("gpu", limits.name).add("date", date).add("command", command_line);
             *json << line.str() << "\n";
           }
@@ -403,7 +426,7 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
             if (fp8) line.add("cublas_scale", cublas_scale);
           } else {
             line.add("config", r.config).add("raster", r.raster).add("swizzle", r.swizzle).add("splits", r.splits)
-                .add("vs_cublas", cublas_ms / r.median_ms)
+                .add("stream_k", r.stream_k).add("vs_cublas", cublas_ms / r.median_ms)
                 .add("vs_cublas_queued", results[2].queued_ms / r.queued_ms);
             if (r.impl == "flux") line.add("reason", sel.reason);
           }

@@ -31,7 +31,7 @@ namespace flux::bench {
 int run_tune_bench(const std::vector<std::string>& argv, const std::string& command_line) {
   (void)command_line;
   Args args(argv,
-            {"--dtypes", "--layout", "--shapes", "--corpus", "--corpus-file", "--corpus-every", "--corpus-max-m", "--max-sms", "--iters",
+            {"--dtypes", "--layout", "--shapes", "--corpus", "--corpus-file", "--corpus-every", "--corpus-max-m", "--corpus-min-m", "--max-sms", "--iters",
              "--warmup", "--out"},
             {"--merge"});
   const std::string out = args.get("--out", "");
@@ -100,6 +100,7 @@ int run_tune_bench(const std::vector<std::string>& argv, const std::string& comm
           cand.choice.raster = o.order.raster == Raster::kAuto ? sel.raster : o.order.raster;
           cand.choice.swizzle = o.order.swizzle == 0 ? sel.swizzle : o.order.swizzle;
           cand.choice.splits = sel.splits;
+          cand.choice.stream_k = sel.stream_k;
           cand.heuristic = heuristic;
           // Correctness first: a candidate that computes the wrong product is never a choice.
           GemmArgs g;
@@ -135,6 +136,20 @@ int run_tune_bench(const std::vector<std::string>& argv, const std::string& comm
               o.order.raster = raster;
               o.order.swizzle = swz;
               add(o, false);
+            }
+          }
+          // Stream-K variants, where the units leave a partial wave (both rasters, bands of 1 and 4).
+          if (cfg.stream_k) {
+            for (Raster raster : {Raster::kRowMajor, Raster::kColMajor}) {
+              for (int32_t swz : {1, 4}) {
+                GemmOptions o = base;
+                o.config = cfg.name;
+                o.split_k = 1;
+                o.stream_k = StreamKMode::kOn;
+                o.order.raster = raster;
+                o.order.swizzle = swz;
+                if (GemmPlan(desc, o).select(m).stream_k) add(o, false);
+              }
             }
           }
           if (!cfg.split_k) continue;
@@ -174,10 +189,11 @@ int run_tune_bench(const std::vector<std::string>& argv, const std::string& comm
         cache.put(gemm::TuneKey{dtype, layout, n, k, sms, gemm::TuneCache::m_bucket(m)}, candidates[best].choice);
         ++tuned;
         improved += candidates[best].choice.ms < heuristic_ms * 0.99;
-        std::printf("%ldx%ldx%ld %s sms %d: %s raster %s swizzle %d splits %d %.4f ms (heuristic %.4f ms, %.3fx)\n",
+        std::printf("%ldx%ldx%ld %s sms %d: %s raster %s swizzle %d splits %d%s %.4f ms (heuristic %.4f ms, %.3fx)\n",
                     long(m), long(n), long(k), to_string(dtype), sms, candidates[best].choice.config.c_str(),
                     candidates[best].choice.raster == Raster::kColMajor ? "col" : "row", candidates[best].choice.swizzle,
-                    candidates[best].choice.splits, candidates[best].choice.ms, heuristic_ms,
+                    candidates[best].choice.splits, candidates[best].choice.stream_k ? " stream-K" : "",
+                    candidates[best].choice.ms, heuristic_ms,
                     heuristic_ms / candidates[best].choice.ms);
         std::fflush(stdout);
       }

@@ -22,7 +22,7 @@ void usage(FILE* out) {
                "         [--dtypes bf16,fp16] [--layout nk|kn] [--shapes MxNxK,...] [--warmup 5] [--iters 30]\n"
                "         [--json FILE] [--bias] [--no-check] [--check-rows 64] [--sweep] [--sweep-iters 20]\n"
                "         [--attribution] (each hook alone)\n"
-               "         [--corpus tune|test|all] [--corpus-file bench/corpus/gemm_corpus.csv] [--corpus-every 1] [--corpus-max-m 0]\n"
+               "         [--corpus tune|test|all] [--corpus-file bench/corpus/gemm_corpus.csv] [--corpus-every 1] [--corpus-max-m 0] [--corpus-min-m 1]\n"
                "         [--list-configs]\n"
                "  tune   measure every GEMM core candidate per shape and write a tuning cache (FLUX_TUNE_CACHE)\n"
                "         --out FILE [--corpus tune|...] [--shapes MxNxK,...] [--dtypes bf16,fp16] [--layout nk|kn]\n"

@@ -13,6 +13,9 @@
 //              products of S slices of K to a workspace [S, M, N] that split_k_reduce.cu sums in
 //              split order (bias there), so split-K results are bitwise reproducible.
 //
+// Stream-K (launch.stream_k active, cooperative configs): OrderedTileScheduler runs the decomposition of
+// src/gemm/stream_k.h and its fixup, with the workspace as one fp32 tile per CTA.
+//
 // Split-K is a batched problem: L = S slices, slice l of A is columns [l K/S, (l + 1) K/S) (batch
 // stride K/S elements, row stride K), likewise for B; the plan only splits when K/S is a multiple of 8
 // (16-byte aligned slices for TMA).
@@ -230,6 +233,13 @@ void launch(const KernelLaunch& launch, cudaStream_t stream) {
              "GEMM core: a split-K launch needs a workspace and publishes from the reduction, not the GEMM");
   FLUX_CHECK(!G::kSwap || (launch.wait.flags == nullptr && launch.publish.mode == kernel::kPublishNone),
              "GEMM core: swap-AB config ", G::kShape.name, " cannot run the wait / publish hooks");
+  const bool stream_k = launch.stream_k.active();
+  // The ping-pong kernel layer always runs the whole K (it ignores the scheduler's k ranges).
+  FLUX_CHECK(!stream_k || (!G::kShape.pingpong && !G::kPartial && !G::kSwap && launch.workspace != nullptr &&
+                           launch.stream_k_flags != nullptr && launch.stream_k_ctx.status != nullptr &&
+                           launch.stream_k.workers == launch.num_clusters),
+             "GEMM core: stream-K launch of config ", G::kShape.name,
+             " needs a cooperative kernel, its workspace, flags and wait record, and one cluster per worker");
   const int m = static_cast<int>(launch.m), n = static_cast<int>(launch.n), k = static_cast<int>(launch.k);
   const int ks = k / splits;  // K of each slice
   // The kernel's problem: (M, N) of C, or (N, M) under swap-AB with the operands exchanged.
@@ -275,6 +285,12 @@ void launch(const KernelLaunch& launch, cudaStream_t stream) {
   args.hw_info.sm_count = launch.num_clusters * G::kClusterM * G::kClusterN;
   args.scheduler.order = launch.order;
   args.scheduler.splits = splits;
+  if (stream_k) {
+    args.scheduler.stream_k.sk = launch.stream_k;
+    args.scheduler.stream_k.workspace = launch.workspace;
+    args.scheduler.stream_k.flags = launch.stream_k_flags;
+    args.scheduler.stream_k.ctx = launch.stream_k_ctx;
+  }
 
   FLUX_CHECK(Kernel::can_implement(args), "CUTLASS rejected a GEMM the plan validated (m=", m, " n=", n, " k=", k,
              " splits=", splits, " config ", G::kShape.name, ")");

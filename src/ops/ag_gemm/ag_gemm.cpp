@@ -238,6 +238,9 @@ AgGemmPlan::AgGemmPlan(Communicator& comm, const AgGemmDesc& desc, const AgGemmO
   GemmOptions go = options.gemm;
   go.rank = p.rank;
   go.device = comm.device();
+  // Stream-K's fixup waits for CTAs of its own grid: with other ranks' spinning kernels on this GPU they might
+  // never become resident. One GPU per rank keeps it (every kernel beside the GEMM finishes on its own).
+  if (comm.shares_gpu()) go.stream_k = StreamKMode::kOff;
   const GemmDesc core = p.types.core(desc.n_per_rank, desc.k);
   go.max_sms = 0;
   p.full_gemm = std::make_unique<GemmPlan>(core, go);

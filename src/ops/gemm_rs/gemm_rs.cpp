@@ -336,6 +336,9 @@ struct TileReduceCore {
     GemmOptions gemm_options = options.gemm;
     gemm_options.rank = rank;
     gemm_options.device = c.device();
+    // Stream-K's fixup waits for CTAs of its own grid: with other ranks' spinning kernels on this GPU they
+    // might never become resident. One GPU per rank keeps it (every kernel beside the GEMM finishes on its own).
+    if (c.shares_gpu()) gemm_options.stream_k = StreamKMode::kOff;
     gemm_options.max_sms = 0;
     const GemmDesc core = types.core(d.n, d.k_per_rank);
     full_gemm = std::make_unique<GemmPlan>(core, gemm_options);
