@@ -20,9 +20,11 @@ const std::vector<Knob>& all() {
       {"FLUX_GEMM_SPLIT_K", "0",
        "split-K factor of the GEMM core: 0 = the heuristic decides, 1 = never split, 2..16 = always that many slices "
        "of K (K / S must be a multiple of 8; split-capable configs only)"},
-      {"FLUX_GEMM_STREAM_K", "auto",
+      {"FLUX_GEMM_STREAM_K", "off",
        "stream-K of the GEMM core's cooperative configs (the last waves' tiles cut into k ranges, summed in a fixed "
-       "order in the kernel): auto = where the time model predicts it faster, off = never, on = wherever it applies"},
+       "order in the kernel): off = never (default: on the H200 the heuristic's stream-K choices ran 0.9% slower than "
+       "its whole-tile ones on the tuning half, 2026-12-03), auto = where the time model predicts it faster, on = "
+       "wherever it applies"},
       {"FLUX_GEMM_FP8_PROMOTION", "16",
        "FP8 GEMMs: how many K=32 tensor-core MMAs accumulate in the tensor cores' partial sums before they are "
        "added into the fp32 accumulators (a multiple of 4, 4..64; 16 = every 512 of K)"},

@@ -259,7 +259,7 @@ TEST(StreamKGpu, WorkspacesAndGraphCapture) {
   plan.check_status();
 }
 
-// The heuristic's own stream-K choices on shapes of the corpus's test half with a partial last wave.
+// The heuristic's own stream-K choices (FLUX_GEMM_STREAM_K=auto) on shapes of the corpus's test half with a partial last wave.
 TEST(StreamKGpu, TheHeuristicsChoicesAreRight) {
   FLUX_REQUIRE_GPU();
   Stream stream;
@@ -268,7 +268,9 @@ TEST(StreamKGpu, TheHeuristicsChoicesAreRight) {
   for (auto s : {std::array<int64_t, 3>{512, 4608, 4096}, {4096, 1152, 3584}, {3000, 5120, 7168}, {333, 4096, 12288}}) {
     flux::GemmDesc desc{s[1], s[2], flux::DType::kBF16, flux::WeightLayout::kNK};
     GemmProblem p(desc, s[0], true, rng(), stream);
-    flux::GemmPlan plan(desc);
+    flux::GemmOptions options;
+    options.stream_k = flux::StreamKMode::kAuto;  // the knob's default is off
+    flux::GemmPlan plan(desc, options);
     const flux::GemmSelection sel = plan.select(p.m);
     used += sel.stream_k;
     p.poison_output(stream);
