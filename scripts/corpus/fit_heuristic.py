@@ -28,8 +28,9 @@ CONFIGS = [  # id, name, tile_m, tile_n, tile_k, cluster_m, cluster_n, pingpong,
     (4, "64x128x64_pingpong_swapab_c1x2", 64, 128, 64, 1, 2, True, True),  # swap-AB: a candidate for M <= 64
     (5, "16x64x128_skinny_mma", 16, 64, 128, 1, 1, False, True),  # skinny: candidates for M <= tile_m
     (6, "64x64x64_skinny_mma", 64, 64, 64, 1, 1, False, True),
+    (10, "128x128x64_coop_c1x2", 128, 128, 64, 1, 2, False, False),  # whole tiles here (stream-K: not modelled)
 ]
-RATE = [1.00, 1.04, 1.00, 1.00, 1.00, 1.00, 1.00]
+RATE = {0: 1.00, 1: 1.04, 2: 1.00, 3: 1.00, 4: 1.00, 5: 1.00, 6: 1.00, 10: 1.00}
 SKINNY_STAGES = 4
 SKINNY_CTAS_PER_SM = 2  # resident (shared memory: 4 stages of ~25 KB); the plan measures it (occupancy)
 SKINNY_CANDIDATE_MAX_TILE_M = 16  # gemm_config.cpp: the 64-row skinny config is not a candidate

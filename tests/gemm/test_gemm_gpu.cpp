@@ -245,7 +245,7 @@ TEST(GemmCoreGpu, PublishAfterStoreFlagsAndCounters) {
   Stream stream;
   std::mt19937_64 rng(11);
   for (const char* config : {"128x256x64_coop_c2x1", "128x128x64_pingpong_c1x2", "256x128x64_coop_c1x2",
-                             "16x64x128_skinny_mma", "64x64x64_skinny_mma"}) {
+                             "128x128x64_coop_c1x2", "16x64x128_skinny_mma", "64x64x64_skinny_mma"}) {
     flux::GemmDesc desc{1000, 768, flux::DType::kBF16, flux::WeightLayout::kNK};
     GemmProblem p(desc, 1500, true, rng(), stream);
     flux::GemmOptions options;

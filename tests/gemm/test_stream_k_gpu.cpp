@@ -97,15 +97,15 @@ TEST(StreamKGpu, EveryStreamKConfigAgainstFp64Reference) {
       }
     }
   }
-  EXPECT_EQ(configs, 4);  // 128x256 c2x1, 256x128 c1x2, e4m3 128x128 c2x1 / c1x2
-  EXPECT_EQ(cases, 2 * 2 * 2 * 8 + 2 * 8);
+  EXPECT_EQ(configs, 5);  // 128x256 c2x1, 256x128 c1x2, 128x128 c1x2, e4m3 128x128 c2x1 / c1x2
+  EXPECT_EQ(cases, 3 * 2 * 2 * 8 + 2 * 8);
 }
 
 TEST(StreamKGpu, ResultsAreBitwiseReproducible) {
   FLUX_REQUIRE_GPU();
   Stream stream, other;
   std::mt19937_64 rng(0x5eb1);
-  for (const char* name : {"128x256x64_coop_c2x1", "256x128x64_coop_c1x2"}) {
+  for (const char* name : {"128x256x64_coop_c2x1", "256x128x64_coop_c1x2", "128x128x64_coop_c1x2"}) {
     // 512 x 4608: a partial last wave for both.
     flux::GemmDesc desc{4608, 4096, flux::DType::kBF16, flux::WeightLayout::kNK};
     GemmProblem p(desc, 512, true, rng(), stream);
@@ -132,7 +132,7 @@ TEST(StreamKGpu, EveryTileIsPublishedOnceByItsFinalPiece) {
   FLUX_REQUIRE_GPU();
   Stream stream;
   std::mt19937_64 rng(0x5eb2);
-  for (const char* name : {"128x256x64_coop_c2x1", "256x128x64_coop_c1x2"}) {
+  for (const char* name : {"128x256x64_coop_c2x1", "256x128x64_coop_c1x2", "128x128x64_coop_c1x2"}) {
     flux::GemmDesc desc{2056, 3072, flux::DType::kFP16, flux::WeightLayout::kKN};
     GemmProblem p(desc, 1000, true, rng(), stream);
     flux::GemmPlan plan(desc, stream_k_options(config_named(name)));
