@@ -8,7 +8,7 @@ ncu_run() {  # ncu_run LOG KERNEL_REGEX SKIP ENV...
   local log="$1" regex="$2" skip="$3"; shift 3
   step "$log" 120 env "$@" ncu --clock-control none -k "regex:$regex" --launch-skip "$skip" --launch-count 2 \
     --section SpeedOfLight --section LaunchStats --section Occupancy --section WarpStateStats \
-    /tmp/bin/flux-bench gemm --shapes $shape --dtypes bf16 --iters 4 --warmup 1
+    /tmp/bin/flux-bench gemm --shapes $shape --dtypes bf16 --iters 20 --warmup 1
 }
 ncu_run ncu.log device_kernel 6 FLUX_GEMM_CONFIG=128x128x64_coop_c1x2 FLUX_GEMM_STREAM_K=on
 ncu_run ncu.log device_kernel 6 FLUX_GEMM_CONFIG=128x128x64_coop_c1x2 FLUX_GEMM_STREAM_K=off
