@@ -107,6 +107,14 @@ constexpr double kFixupFlagUs = 1.0;
 // Stream-K only when predicted this much faster than the same config whole-tile (its fixup cost is a first
 // estimate: near-ties stay whole).
 constexpr double kStreamKMinGain = 0.03;
+// A stream-K k-iteration costs this many whole-tile ones. Measured (ncu, clocks untouched, H200, 2026-12-03,
+// bench/results/logs/ncu_stream_k_h200_20261203_s12c.log): 128x128 cooperative at 2048 x 1152 x 3584, 80 units on
+// 66 clusters, ran 68 stream-K iterations per cluster in 48.5 us against 112 whole-tile ones in 52.5 us (1.52x per
+// iteration; why is not yet known: the fixup's stores and loads are a few us). Fitted on the tuning half
+// (scripts/corpus/fit_stream_k.py over session12_a's forced-stream-K and off runs, bf16, M >= 128, every 4th row):
+// 1.5 takes stream-K on 12 of 161 rows, 9 of them faster (geometric mean of the chosen rows 1.07x; median of all
+// rows 0.829 -> 0.852), where 1.0 (the first estimate) took it on 85 rows at a geometric mean 0.92x (0.808).
+constexpr double kStreamKIterCost = 1.5;
 // The swap-AB config is a candidate for M <= this only (its purpose; its rate is not yet fitted).
 constexpr int64_t kSwapAbMaxM = 64;
 // Split whenever predicted faster (the fit found no margin that helps).
@@ -177,7 +185,8 @@ Prediction predict(const GemmConfigInfo& c, int64_t m, int64_t n, int64_t k, int
       // k-tiles (+ its pieces' epilogues), then the fixup: one tile of partials stored, and the final piece's
       // reads of the later pieces (at most ceil(workers / sk_units) of them) after a flag round trip.
       const double whole = double(sk.dp_units / sk.workers);
-      const double iters = whole * double(sk.k_tiles) + std::ceil(double(sk.iterations()) / double(sk.sk_workers));
+      const double iters = whole * double(sk.k_tiles) +
+                           kStreamKIterCost * std::ceil(double(sk.iterations()) / double(sk.sk_workers));
       const double pieces = double(ceil_div(sk.sk_units, sk.sk_workers)) + 1.0;
       const double peers = double(ceil_div(sk.sk_workers, sk.sk_units));
       const double tile_bytes = double(c.tile_m) * c.tile_n * 4.0;
