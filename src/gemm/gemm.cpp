@@ -582,17 +582,19 @@ void GemmPlan::run(const GemmArgs& args, cudaStream_t stream) const {
     launch.order = make_tile_order_map(args.m, p.desc.n, sel.config, spec);
   }
   launch.device = p.limits.device;
+  // The fault domain of this call's bounded waits (wait-before-load, the stream-K fixup): the caller's, or the
+  // plan's own status and rank.
+  FaultDomain fault = args.wait.fault;
+  if (fault.local == nullptr) {
+    fault = FaultDomain{};
+    fault.local = p.status;
+    fault.rank = p.options.rank;
+  }
   if (args.wait.flags != nullptr) {
     launch.wait.flags = args.wait.flags;
     launch.wait.value = args.wait.value;
     launch.wait.value_ptr = args.wait.value_ptr;
     launch.wait.tiles_m = static_cast<int32_t>(sel.tiles_m);
-    FaultDomain fault = args.wait.fault;
-    if (fault.local == nullptr) {
-      fault = FaultDomain{};
-      fault.local = p.status;
-      fault.rank = p.options.rank;
-    }
     launch.wait.ctx =
         device::make_wait_context(fault, p.timeout_ns, WaitSite::kGemmWaitBeforeLoad, args.wait.peer, p.chaos_seed);
     if (launch.wait.ctx.rank < 0) launch.wait.ctx.rank = p.options.rank;
@@ -617,12 +619,6 @@ void GemmPlan::run(const GemmArgs& args, cudaStream_t stream) const {
                                            (p.desc.k + sel.config.tile_k - 1) / sel.config.tile_k, true);
     launch.num_clusters = static_cast<int>(sk_needs.workers);
     launch.stream_k_flags = arrivals;
-    FaultDomain fault = args.wait.fault;
-    if (fault.local == nullptr) {
-      fault = FaultDomain{};
-      fault.local = p.status;
-      fault.rank = p.options.rank;
-    }
     launch.stream_k_ctx = device::make_wait_context(fault, p.timeout_ns, WaitSite::kGemmStreamKFixup, -1, p.chaos_seed);
     if (launch.stream_k_ctx.rank < 0) launch.stream_k_ctx.rank = p.options.rank;
   }
