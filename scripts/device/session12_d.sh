@@ -4,7 +4,7 @@
 # with FLUX_GEMM_STREAM_K=auto beside =off (a clean check: nothing was fitted on them); the README's main command
 # with the default (off) and with auto; the README's test command last.
 source scripts/device/build_tree.sh "$1"
-step gpu.log 120 flux_gpu_tests --gtest_filter='StreamKGpu.*:GemmCoreGpu.*:SplitKGpu.*'
+step gpu.log 60 flux_gpu_tests --gtest_filter='StreamKGpu.*:GemmCoreGpu.*:SplitKGpu.*'
 grep -E "PASSED|FAILED" "$out/gpu.log" | head -8
 for sk in auto off; do
   step bench.log 60 env FLUX_GEMM_STREAM_K=$sk /tmp/bin/flux-bench gemm --corpus test --corpus-every 4 --corpus-min-m 128 \
@@ -13,7 +13,7 @@ done
 step main.log 60 ./scripts/main.sh --iters 20
 step main.log 60 env FLUX_GEMM_STREAM_K=auto ./scripts/main.sh --iters 20
 grep -E "median|rc=" "$out/main.log" | tail -8
-step test.log 290 ./scripts/test.sh
+step test.log 230 ./scripts/test.sh
 tail -5 "$out/test.log"
 rm -f "$out/build.log"
 echo "done at $(( $(date +%s) - T0 )) s"
