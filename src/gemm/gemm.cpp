@@ -328,6 +328,7 @@ GemmPlan::GemmPlan(const GemmDesc& desc, const GemmOptions& options) : impl_(std
                                   " (the skinny configs read B as [N, K] only; cmake/FluxInstantiations.cmake lists "
                                   "the compiled kernels)"));
   }
+  bool any_split = false;
   for (const GemmConfigInfo& c : gemm_configs()) {
     if (!gemm_config_compiled(c, desc.dtype, desc.layout)) {
       // Not compiled for this plan (a skinny config with a [K, N] weight): never a candidate.
@@ -360,7 +361,10 @@ GemmPlan::GemmPlan(const GemmDesc& desc, const GemmOptions& options) : impl_(std
       if (options.max_sms > 0) partial_clusters = std::min(partial_clusters, options.max_sms / (c.cluster_m * c.cluster_n));
     }
     p.max_active_clusters_partial.push_back(partial_clusters);
+    any_split = any_split || c.split_k;
   }
+  // Loaded now, not at a first launch beside a waiting GEMM (split_k_reduce.h says why).
+  if (any_split) gemm::prepare_split_k_reduce(p.limits.device);
   detail::DeviceGuard guard(p.limits.device);
   FLUX_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&p.status), sizeof(DeviceStatus)));
   FLUX_CUDA_CHECK(cudaMemset(p.status, 0, sizeof(DeviceStatus)));

@@ -37,6 +37,14 @@ struct SplitKReduceLaunch {
 // GEMM has completed and flushed them).
 void launch_split_k_reduce(const SplitKReduceLaunch& launch, cudaStream_t stream);
 
+// Loads the reduction kernels' module now (cudaFuncGetAttributes on each instantiation). Under CUDA's lazy module
+// loading (the default) a kernel's module is otherwise loaded at its first launch, and that load can wait for the
+// kernels already running on the device: a split-K GEMM whose slices wait for a flag (wait-before-load) then sees
+// the flag's producer, enqueued after the GEMM by the same host thread, stall behind the load until the wait times
+// out (seen on the H200, 2026-12-03: SplitKGpu.WaitBeforeLoadHoldsEverySlice as the first GEMM of its process).
+// GemmPlan's constructor calls it with the GEMM kernels' own preparation (cudaFuncSetAttribute, which loads them).
+void prepare_split_k_reduce(int device);
+
 // Rows of a tile one reduction CTA covers (a tile of tile_n columns; what the grid is made of).
 int32_t split_k_reduce_rows_per_cta(int32_t tile_n);
 

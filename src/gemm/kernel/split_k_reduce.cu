@@ -3,6 +3,7 @@
 #include <cuda_fp16.h>
 
 #include "src/common/check.h"
+#include "src/common/device_guard.h"
 #include "src/device/half_convert.cuh"
 #include "src/device/signal.cuh"
 #include "src/gemm/split_k_reduce.h"
@@ -79,6 +80,13 @@ __global__ void __launch_bounds__(kThreads) split_k_reduce_kernel(SplitKReduceLa
 }  // namespace
 
 int32_t split_k_reduce_rows_per_cta(int32_t tile_n) { return tile_n >= 4 * kVec ? kThreads * kVec / tile_n : 1; }
+
+void prepare_split_k_reduce(int device) {
+  detail::DeviceGuard guard(device);
+  cudaFuncAttributes attributes{};
+  FLUX_CUDA_CHECK(cudaFuncGetAttributes(&attributes, &split_k_reduce_kernel<__nv_bfloat16>));
+  FLUX_CUDA_CHECK(cudaFuncGetAttributes(&attributes, &split_k_reduce_kernel<__half>));
+}
 
 void launch_split_k_reduce(const SplitKReduceLaunch& p, cudaStream_t stream) {
   FLUX_CHECK(p.splits >= 1 && p.m >= 1 && p.n % 8 == 0 && p.tile_n % kVec == 0 && p.tile_m >= 1 &&
