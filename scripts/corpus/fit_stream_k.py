@@ -5,7 +5,9 @@ Inputs (JSON lines of one tuning-half run each, same rows): `flux-bench gemm --c
 FLUX_GEMM_STREAM_K=off (the whole-tile choice; its "reason" holds the heuristic's predicted time) and with
 FLUX_GEMM_CONFIG=128x128x64_coop_c1x2 FLUX_GEMM_STREAM_K=on (stream-K's measured time on every row where it
 applies). For each candidate cost f the script re-implements predict()'s stream-K branch for that config (keep it
-in step with gemm_config.cpp) and takes stream-K where it is predicted faster than the whole-tile choice; it
+in step with gemm_config.cpp) and takes stream-K where it is predicted faster than the whole-tile choice (a
+simplification: select_gemm_config() also asks for kStreamKMinGain over the same config whole-tile, which this
+config's whole-tile prediction gives except on load-bound rows, M <= 256, with a near tie); it
 reports the median flux / cuBLAS over all rows and the chosen rows' speed-up (each run's time normalized by its own
 cuBLAS). Fit on the tuning half only; the test half judges the result (`flux-bench gemm --corpus test`).
 

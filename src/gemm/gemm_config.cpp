@@ -113,7 +113,9 @@ constexpr double kStreamKMinGain = 0.03;
 // iteration; why is not yet known: the fixup's stores and loads are a few us). Fitted on the tuning half
 // (scripts/corpus/fit_stream_k.py over session12_a's forced-stream-K and off runs, bf16, M >= 128, every 4th row):
 // 1.5 takes stream-K on 12 of 161 rows, 9 of them faster (geometric mean of the chosen rows 1.07x; median of all
-// rows 0.829 -> 0.852 replaying the measured rows), where 1.0 (the first estimate) took it on 85 rows at a geometric mean 0.92x (0.808).
+// rows 0.829 -> 0.852 replaying the measured rows), where 1.0 (the first estimate) took it on 85 rows at a
+// geometric mean 0.92x (0.808). On the test half (s12d) its 16 choices ran a geometric mean 1.006x: not enough
+// for FLUX_GEMM_STREAM_K to default to auto.
 constexpr double kStreamKIterCost = 1.5;
 // The swap-AB config is a candidate for M <= this only (its purpose; its rate is not yet fitted).
 constexpr int64_t kSwapAbMaxM = 64;
