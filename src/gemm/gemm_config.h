@@ -21,9 +21,11 @@
 //   128x128x64 cooperative, cluster 1x2: the ping-pong winner's tile and cluster (64 x 128 per math
 //       group) in the cooperative kernel layer, the one that takes k ranges: it exists for stream-K (the
 //       last wave's tiles cut into k ranges; wave quantization of 128 x 128 tiles at M >= 1024, e.g.
-//       2048 x 1152 x 3584 = 144 tiles on 132 SMs runs 2 full tile times whole-tile) and for M = 128..
-//       with few tiles, where it replaces split-K's second kernel by the in-kernel fixup. Whole-tile it
-//       is the ping-pong config without the epilogue overlap, so the heuristic never prefers it there.
+//       2048 x 1152 x 3584 = 144 tiles on 132 SMs runs 2 full tile times whole-tile; and M = 128 with few
+//       tiles and a long K, where the in-kernel fixup stands in for split-K's second kernel). Measured on
+//       the H200 (2026-12-03) its stream-K iterations cost 1.5x whole-tile ones (kStreamKIterCost), so it
+//       pays only where whole tiles leave most of a second wave idle. Whole-tile it is the ping-pong config
+//       without the epilogue overlap, so the heuristic never prefers it there.
 // Split-K (the two ping-pong configs): with few tiles (M <= a few hundred) the persistent grid leaves
 // most SMs idle and each CTA streams a long K; cutting K into S slices gives S times the CTAs, each
 // streaming 1/S of B, and a reduction sums the fp32 partials in slice order (deterministic). The
