@@ -65,7 +65,7 @@ namespace {
 //                                  cooperative ones ran at 0.74-0.78 (64-row tiles: half the reuse of B)
 //   128x128x64_coop_c1x2     1.00  a first estimate (the ping-pong tile without its epilogue overlap, which
 //                                  kCoopEpilogueUs charges): it is there for its stream-K variant
-constexpr double kRelativeRate[gemm::kNumConfigs] = {1.00, 1.04, 1.00, 1.00, 1.00, 1.00, 1.00, 2.00, 2.00, 1.20, 1.00};
+constexpr double kRelativeRate[gemm::kNumConfigs] = {1.00, 1.04, 1.00, 1.00, 1.00, 1.00, 1.00, 2.00, 2.00, 1.20, 1.00, 1.00, 1.00};
 
 // The time model (microseconds), for a config and a split factor S:
 //   work items  = units x S (a unit is one cluster's tiles; each item runs K / S)

@@ -78,8 +78,10 @@ enum class ConfigId : int32_t {
   k128x128x128CoopC1x2E4m3 = 8,
   k64x128x128PingpongC1x2E4m3 = 9,
   k128x128x64CoopC1x2 = 10,
+  k128x192x64CoopC2x1 = 11,
+  k128x160x64CoopC2x1 = 12,
 };
-constexpr int kNumConfigs = 11;
+constexpr int kNumConfigs = 13;
 
 // Skinny configs: CTAs of one tile each, at most this many counted resident per SM (the split-K
 // candidates and split_k_workspace_bound() assume at most that many items per wave).
@@ -112,6 +114,8 @@ constexpr ConfigShape kConfigShapes[kNumConfigs] = {
     {ConfigId::k128x128x128CoopC1x2E4m3, "128x128x128_coop_c1x2_e4m3", 128, 128, 128, 1, 2, false, false, false, false, true},
     {ConfigId::k64x128x128PingpongC1x2E4m3, "64x128x128_pingpong_c1x2_e4m3", 64, 128, 128, 1, 2, true, false, false, false, true},
     {ConfigId::k128x128x64CoopC1x2, "128x128x64_coop_c1x2", 128, 128, 64, 1, 2, false, false, false, false, false},
+    {ConfigId::k128x192x64CoopC2x1, "128x192x64_coop_c2x1", 128, 192, 64, 2, 1, false, false, false, false, false},
+    {ConfigId::k128x160x64CoopC2x1, "128x160x64_coop_c2x1", 128, 160, 64, 2, 1, false, false, false, false, false},
 };
 
 constexpr const ConfigShape& config_shape(ConfigId id) { return kConfigShapes[static_cast<int>(id)]; }
