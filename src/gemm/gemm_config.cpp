@@ -44,18 +44,22 @@ const std::vector<GemmConfigInfo>& gemm_configs() {
 
 namespace {
 
-// Per-CTA throughput of each config on full waves, relative to 128x256 cooperative. Fitted to a config
-// sweep on the H200 (15 per-rank shapes x 2 dtypes x 4 configs x 2 rasters x 4 swizzles, timed side by
-// side) and checked on a second one made with this heuristic (bench/results/gemm_sweep_h200_20261201.jsonl):
-// there the chosen variant is within 1% of the fastest of the 32 on 24 of 30 (shape, dtype) rows, within
-// 2% on 29, worst 3.7%; median 0.6%.
+// Per-CTA throughput of each config on full waves, relative to 128x256 cooperative: two tables, one per M
+// regime, each fitted on measurements of its own regime (the rates are effective: they absorb what the model
+// does not spell out, e.g. the epilogue's overlap and L2 reuse at short K, so they do not carry from one regime
+// to the other).
+//
+// M > kMidMaxM (kRelativeRate). Fitted to a config sweep on the H200 (15 per-rank shapes x 2 dtypes x 4
+// configs x 2 rasters x 4 swizzles, timed side by side) and checked on a second one made with this heuristic
+// (bench/results/gemm_sweep_h200_20261201.jsonl): there the chosen variant is within 1% of the fastest of the
+// 32 on 24 of 30 (shape, dtype) rows, within 2% on 29, worst 3.7%; median 0.6%.
 //   128x256x64_coop_c2x1     1.00  reference; the epilogue is exposed (both math groups do it)
 //   128x128x64_pingpong_c1x2 1.04  the other math group's MMA hides each tile's epilogue; finer
 //                                  tiles also quantize better (it was best or within 0.5% on all 15)
 //   256x128x64_coop_c1x2     1.00  same work per tile as 128x256, transposed
 //   64x256x64_pingpong_c1x2  1.00  (clustered 2x1 on that sweep: 1-2% behind 128x128 ping-pong; wins
 //                                  where 64-row tiles waste fewer rows, M <= 64)
-//   64x128x64_pingpong_swapab 1.00 not yet measured (added after the sweep; a first estimate)
+//   64x128x64_pingpong_swapab 1.00 a first estimate (a candidate up to kSwapAbMaxM only)
 //   the skinny configs      (not used: their item time is a term of its own in predict())
 //   the e4m3 configs        2.00 for 128x128x128 cooperative (the tensor cores' FP8 rate is twice the
 //                                  16-bit one: 1979 vs 989 dense TFLOP/s on the H200); 1.20 for 64x128x128
@@ -64,8 +68,28 @@ namespace {
 //                                  MMAs) its best variant ran at 0.43-0.51 of cuBLASLt FP8 where the
 //                                  cooperative ones ran at 0.74-0.78 (64-row tiles: half the reuse of B)
 //   128x128x64_coop_c1x2     1.00  a first estimate (the ping-pong tile without its epilogue overlap, which
-//                                  kCoopEpilogueUs charges): it is there for its stream-K variant
-constexpr double kRelativeRate[gemm::kNumConfigs] = {1.00, 1.04, 1.00, 1.00, 1.00, 1.00, 1.00, 2.00, 2.00, 1.20, 1.00, 1.00, 1.00};
+//                                  kCoopEpilogueUs charges)
+//   128x192x64_coop_c2x1,    1.00  first estimates (not measured above M = 2048): tile widths that quantize
+//   128x160x64_coop_c2x1           N = 1152 / 1280 / 2304 / 4608 in fewer waves (cuBLAS's kernels on such
+//                                  shapes are 128 x 160 / 128 x 192 / 192 x 128: ncu, H200, 2026-12-03)
+//
+// M <= kMidMaxM (kRelativeRateMid). Fitted on the corpus's tuning half with scripts/corpus/fit_heuristic.py
+// --grid rates (coordinate descent of the rates, kSwapAbMaxM, kReduceFixedUs, kStreamMaxM, the fill and the
+// cooperative epilogue, maximizing the geometric mean of best / picked) over two sweeps, 245 shapes, bf16:
+// `flux-bench gemm --corpus tune --corpus-min-m 128 --corpus-max-m 2048 --corpus-every 3 --sweep` (104 shapes,
+// H200, 2026-12-03, bench/results/gemm_sweep_tune_m128_2048_every3_h200_20261203_s13a.jsonl) and the decode
+// sweep of 2026-12-01 (M = 1..64, 141 shapes, gemm_sweep_tune_decode_skinny2_h200_20261201.jsonl). Replaying the
+// measured variants, the picks went from a geometric mean of 0.917 of each shape's best variant to 0.952
+// (median of cuBLAS / picked 0.852 -> 0.882; M = 128: 0.739 -> 0.847, M = 512: 0.811 -> 0.883, M <= 64 within
+// 0.01 except M = 8: 0.798 -> 0.823): a replay on the shapes it was fitted on, not a measurement; the test half
+// is the judge. What moved: the cooperative 256x128, 128x128 and 128x192 configs are 1.3 (they won the sweep's
+// M = 512..2048 rows where ping-pong was picked), ping-pong 1.15, 128x160 and 64x256 1.00, swap-AB 0.94 and a
+// candidate up to M = 1024 (it was the best variant on most M = 128..512 rows, unsplit).
+constexpr int64_t kMidMaxM = 2048;
+constexpr double kRelativeRate[gemm::kNumConfigs] = {1.00, 1.04, 1.00, 1.00, 1.00, 1.00, 1.00,
+                                                     2.00, 2.00, 1.20, 1.00, 1.00, 1.00};
+constexpr double kRelativeRateMid[gemm::kNumConfigs] = {1.00, 1.15, 1.30, 1.00, 0.94, 1.00, 1.00,
+                                                        2.00, 2.00, 1.20, 1.30, 1.30, 1.00};
 
 // The time model (microseconds), for a config and a split factor S:
 //   work items  = units x S (a unit is one cluster's tiles; each item runs K / S)
@@ -94,11 +118,12 @@ constexpr double kRelativeRate[gemm::kNumConfigs] = {1.00, 1.04, 1.00, 1.00, 1.0
 constexpr double kSmFlopsPerUs = 5.3e6;       // FLOP per microsecond per SM at rate 1.00
 constexpr double kSmStreamBytesPerUs = 2.0e4; // bytes per microsecond one SM loads while B streams from HBM
 constexpr double kSmL2BytesPerUs = 1.6e5;     // bytes per microsecond one SM loads when B is reused from L2
-constexpr int64_t kStreamMaxM = 256;
+constexpr int64_t kStreamMaxM = 64;           // fitted 2026-12-03 (was 256: see kRelativeRateMid)
 constexpr double kHbmBytesPerUs = 4.0e6;      // bytes per microsecond from HBM, whole GPU
 constexpr double kFillUs = 8.0;               // per call: launch, prologue, first loads, last epilogue
 constexpr double kCoopEpilogueUs = 0.3;       // per item, cooperative configs only
-constexpr double kReduceFixedUs = 2.0;        // launch and drain of the split-K reduction kernel
+constexpr double kReduceFixedUs = 8.0;        // launch and drain of the split-K reduction kernel, and the
+                                              // partials' round trip the bytes term misses (fitted 2026-12-03; was 2)
 // Stream-K (src/gemm/stream_k.h): each CTA of the grid moves at most one fp32 tile of partials out and its
 // unit's final piece reads the later pieces' back (a few per unit), through L2. First estimate, not yet
 // fitted: ~100 GB/s per SM for the fixup's striped 16-byte stores and loads, plus one flag round trip.
@@ -117,8 +142,8 @@ constexpr double kStreamKMinGain = 0.03;
 // geometric mean 0.92x (0.808). On the test half (s12d) its 16 choices ran a geometric mean 1.006x: not enough
 // for FLUX_GEMM_STREAM_K to default to auto.
 constexpr double kStreamKIterCost = 1.5;
-// The swap-AB config is a candidate for M <= this only (its purpose; its rate is not yet fitted).
-constexpr int64_t kSwapAbMaxM = 64;
+// The swap-AB config is a candidate for M <= this only (fitted 2026-12-03 with kRelativeRateMid; was 64).
+constexpr int64_t kSwapAbMaxM = 1024;
 // Split whenever predicted faster (the fit found no margin that helps).
 constexpr double kSplitMinGain = 0.0;
 
@@ -176,7 +201,8 @@ Prediction predict(const GemmConfigInfo& c, int64_t m, int64_t n, int64_t k, int
     compute_us = kSkinnyFillUs + double(p.waves) * (item_bytes / (in_flight / kSkinnyLatencyUs));
   } else {
     const double ksteps = double(ceil_div(k / splits, c.tile_k));
-    const double mma_us = 2.0 * c.tile_m * c.tile_n * c.tile_k / (kSmFlopsPerUs * kRelativeRate[c.id]);
+    const double rate = m <= kMidMaxM ? kRelativeRateMid[c.id] : kRelativeRate[c.id];
+    const double mma_us = 2.0 * c.tile_m * c.tile_n * c.tile_k / (kSmFlopsPerUs * rate);
     const double rows = double(std::min<int64_t>(m, c.tile_m));
     const double sm_bytes_per_us = m <= kStreamMaxM ? kSmStreamBytesPerUs : kSmL2BytesPerUs;
     const double load_us = (rows + c.tile_n) * c.tile_k * es / sm_bytes_per_us;
@@ -261,7 +287,8 @@ GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLi
   const bool fp8 = dtype == DType::kE4M3;
   for (const GemmConfigInfo& c : configs) {
     if (c.fp8 != fp8) continue;  // compiled for the other input types
-    // Swap-AB is the decode config (M within one 64-row group); not a candidate elsewhere until measured.
+    // Swap-AB: the weight's N along WGMMA's M (64-row groups), A's rows along its N; a candidate up to kSwapAbMaxM
+    // (fitted), and never for plans that run the extension points (its tiles run the other way).
     if (c.swap_ab && (!allow_swap_ab || m > kSwapAbMaxM)) continue;
     // The skinny configs are for M within one of their tiles (their purpose: decode; taller M re-streams B
     // once per 16 or 64 rows).
