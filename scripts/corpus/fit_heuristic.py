@@ -11,7 +11,7 @@ the test half with `flux-bench gemm --corpus test` after pasting the constants i
 The skinny decode configs (ids 5, 6) have an item-time term of their own in predict() (as gemm_config.cpp);
 --grid skinny searches only their constants (latency, fill) with the others at their committed values.
 
-usage: fit_heuristic.py SWEEP.jsonl... [--sms 132] [--grid all|skinny|rates]
+usage: fit_heuristic.py SWEEP.jsonl... [--sms 132] [--grid all|skinny|rates] [--emit FIT.json]
 """
 import argparse
 import collections
@@ -125,6 +125,7 @@ def main():
     ap.add_argument("sweep", nargs="+")
     ap.add_argument("--sms", type=int, default=132)
     ap.add_argument("--grid", choices=["all", "skinny", "rates"], default="all")
+    ap.add_argument("--emit", help="--grid rates: write the fitted constants as JSON (scripts/corpus/apply_fit.py)")
     a = ap.parse_args()
     shapes = collections.defaultdict(dict)
     cublas = {}
@@ -194,6 +195,9 @@ def main():
             per_m = collections.defaultdict(list)
             score(consts, per_m)
             print(f"{label} picks vs cublas by M:", {m: round(statistics.median(x), 3) for m, x in sorted(per_m.items())})
+        if a.emit:
+            with open(a.emit, "w") as f:
+                json.dump({k: K[k] for k in space}, f)
         results = [score(K)[1:5] + (K,)]
         grid = space
     else:

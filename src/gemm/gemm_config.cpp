@@ -88,8 +88,7 @@ namespace {
 constexpr int64_t kMidMaxM = 2048;
 constexpr double kRelativeRate[gemm::kNumConfigs] = {1.00, 1.04, 1.00, 1.00, 1.00, 1.00, 1.00,
                                                      2.00, 2.00, 1.20, 1.00, 1.00, 1.00};
-constexpr double kRelativeRateMid[gemm::kNumConfigs] = {1.00, 1.15, 1.30, 1.00, 0.94, 1.00, 1.00,
-                                                        2.00, 2.00, 1.20, 1.30, 1.30, 1.00};
+constexpr double kRelativeRateMid[gemm::kNumConfigs] = {1.00, 1.15, 1.30, 1.00, 0.94, 1.00, 1.00, 2.00, 2.00, 1.20, 1.30, 1.30, 1.00};
 
 // The time model (microseconds), for a config and a split factor S:
 //   work items  = units x S (a unit is one cluster's tiles; each item runs K / S)

@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""Write the constants fitted by `fit_heuristic.py --grid rates --emit FIT.json` into src/gemm/gemm_config.cpp.
+
+The constants of the M <= kMidMaxM regime: kRelativeRateMid (entries of the configs fitted; the others kept),
+kSwapAbMaxM, kReduceFixedUs, kFillUs, kCoopEpilogueUs, kStreamMaxM. Each must appear exactly once (a changed
+layout of gemm_config.cpp is an error, not a silent no-op). Prints what changed.
+
+usage: apply_fit.py FIT.json [--file src/gemm/gemm_config.cpp]
+"""
+import argparse
+import json
+import re
+import sys
+
+
+def replace_once(text, pattern, repl, what):
+    new, n = re.subn(pattern, repl, text, flags=re.S)
+    if n != 1:
+        sys.exit(f"apply_fit: {what}: expected one match of {pattern!r}, found {n}")
+    return new
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("fit")
+    ap.add_argument("--file", default="src/gemm/gemm_config.cpp")
+    a = ap.parse_args()
+    fit = json.load(open(a.fit))
+    text = open(a.file).read()
+    m = re.search(r"constexpr double kRelativeRateMid\[gemm::kNumConfigs\] = \{([^}]*)\};", text)
+    if not m:
+        sys.exit("apply_fit: kRelativeRateMid not found")
+    rates = [float(x) for x in m.group(1).replace("\n", " ").split(",")]
+    for key, value in fit.items():
+        if key.startswith("rate"):
+            rates[int(key[4:])] = float(value)
+    body = ", ".join(f"{r:.2f}" for r in rates)
+    text = text[: m.start()] + f"constexpr double kRelativeRateMid[gemm::kNumConfigs] = {{{body}}};" + text[m.end():]
+    scalars = {"swap_max_m": ("kSwapAbMaxM", "int64_t", lambda v: str(int(v))),
+               "reduce_fixed": ("kReduceFixedUs", "double", lambda v: f"{float(v):.1f}"),
+               "fill": ("kFillUs", "double", lambda v: f"{float(v):.1f}"),
+               "coop_epi": ("kCoopEpilogueUs", "double", lambda v: f"{float(v):.1f}"),
+               "stream_max_m": ("kStreamMaxM", "int64_t", lambda v: str(int(v)))}
+    for key, (name, ctype, fmt) in scalars.items():
+        if key in fit:
+            text = replace_once(text, rf"constexpr {ctype} {name} = [0-9.e+]+;", f"constexpr {ctype} {name} = {fmt(fit[key])};",
+                                name)
+    open(a.file, "w").write(text)
+    print("apply_fit:", json.dumps(fit))
+
+
+if __name__ == "__main__":
+    main()
