@@ -34,8 +34,11 @@ def main():
     for key, value in fit.items():
         if key.startswith("rate"):
             rates[int(key[4:])] = float(value)
-    body = ", ".join(f"{r:.2f}" for r in rates)
-    text = text[: m.start()] + f"constexpr double kRelativeRateMid[gemm::kNumConfigs] = {{{body}}};" + text[m.end():]
+    head = "constexpr double kRelativeRateMid[gemm::kNumConfigs] = {"
+    cells = [f"{r:.2f}" for r in rates]
+    lines = [", ".join(cells[i:i + 7]) for i in range(0, len(cells), 7)]  # 7 per line: within 120 columns
+    body = (",\n" + " " * len(head)).join(lines)
+    text = text[: m.start()] + head + body + "};" + text[m.end():]
     scalars = {"swap_max_m": ("kSwapAbMaxM", "int64_t", lambda v: str(int(v))),
                "reduce_fixed": ("kReduceFixedUs", "double", lambda v: f"{float(v):.1f}"),
                "fill": ("kFillUs", "double", lambda v: f"{float(v):.1f}"),

@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """Fit the GEMM core heuristic's constants (src/gemm/gemm_config.cpp, predict()) to a sweep.
 
-Input: JSON lines from `flux-bench gemm --corpus tune --sweep` (impl "flux_sweep": every config x raster x
-swizzle unsplit, and every split-K factor of the split-capable configs in the heuristic's order). This
-script re-implements predict() and the selection rule of gemm_config.cpp (keep them in step), grid-searches
-the constants that are not datasheet figures, and reports, per constant set, the median over shapes of
-time(best variant) / time(variant the model picks) and cuBLAS / picked. Fit on the tune half only; judge on
-the test half with `flux-bench gemm --corpus test` after pasting the constants into gemm_config.cpp.
+Input: JSON lines (plain, or gzip-compressed as .jsonl.gz) from `flux-bench gemm --corpus tune --sweep` (impl
+"flux_sweep": every config x raster x swizzle unsplit, and every split-K factor of the split-capable configs in
+the heuristic's order; the stream-K rows are skipped). This script re-implements predict() and the selection rule
+of gemm_config.cpp (keep them in step), searches the constants that are not datasheet figures, and reports, per
+constant set, the median over shapes of time(best variant) / time(variant the model picks) and cuBLAS / picked.
+Fit on the tune half only; judge on the test half with `flux-bench gemm --corpus test` after writing the
+constants into gemm_config.cpp (--grid rates --emit FIT.json, then scripts/corpus/apply_fit.py FIT.json).
 
+--grid rates: coordinate descent of the M <= 2048 regime's constants (kRelativeRateMid, kSwapAbMaxM,
+kReduceFixedUs, kFillUs, kCoopEpilogueUs, kStreamMaxM), maximizing the geometric mean of best / picked.
 The skinny decode configs (ids 5, 6) have an item-time term of their own in predict() (as gemm_config.cpp);
 --grid skinny searches only their constants (latency, fill) with the others at their committed values.
 
@@ -15,6 +18,7 @@ usage: fit_heuristic.py SWEEP.jsonl... [--sms 132] [--grid all|skinny|rates] [--
 """
 import argparse
 import collections
+import gzip
 import itertools
 import json
 import math
@@ -33,7 +37,7 @@ CONFIGS = [  # id, name, tile_m, tile_n, tile_k, cluster_m, cluster_n, pingpong,
     (12, "128x160x64_coop_c2x1", 128, 160, 64, 2, 1, False, False),
 ]
 RATE = {0: 1.00, 1: 1.04, 2: 1.00, 3: 1.00, 4: 1.00, 5: 1.00, 6: 1.00, 10: 1.00, 11: 1.00, 12: 1.00}  # M > MID_MAX_M
-RATE_MID = {0: 1.00, 1: 1.15, 2: 1.30, 3: 1.00, 4: 0.94, 5: 1.00, 6: 1.00, 10: 1.30, 11: 1.30, 12: 1.00}  # --grid rates
+RATE_MID = {0: 1.00, 1: 1.06, 2: 1.30, 3: 1.00, 4: 0.94, 5: 1.00, 6: 1.00, 10: 1.30, 11: 1.30, 12: 1.00}  # --grid rates
 MID_MAX_M = 2048
 SKINNY_STAGES = 4
 SKINNY_CTAS_PER_SM = 2  # resident (shared memory: 4 stages of ~25 KB); the plan measures it (occupancy)
@@ -129,7 +133,7 @@ def main():
     a = ap.parse_args()
     shapes = collections.defaultdict(dict)
     cublas = {}
-    lines = [line for path in a.sweep for line in open(path)]
+    lines = [line for path in a.sweep for line in (gzip.open(path, "rt") if path.endswith(".gz") else open(path))]
     for line in lines:
         r = json.loads(line)
         # Whole-tile variants only: stream-K is not modelled here (scripts/corpus/fit_stream_k.py; its rows carry the
@@ -139,7 +143,7 @@ def main():
         key = (r["dtype"], r["m"], r["n"], r["k"])
         shapes[key][(r["config"], r["raster"], r["swizzle"], r.get("splits", 1))] = r["median_ms"]
         cublas[key] = r["cublas_ms"]
-    base = dict(sm_flops=5.3e6, sm_bytes=2.0e4, sm_bytes_l2=1.6e5, stream_max_m=64, hbm=4.0e6, fill=8.0, coop_epi=0.3,
+    base = dict(sm_flops=5.3e6, sm_bytes=2.0e4, sm_bytes_l2=1.6e5, stream_max_m=64, hbm=4.0e6, fill=12.0, coop_epi=0.3,
                 reduce_fixed=8.0, split_gain=0.0, sk_lat=6.0, sk_fill=1.0)
     grid = dict(sm_bytes=[1e4, 2e4, 3e4, 6e4, 1.6e5], stream_max_m=[128, 256, 512], fill=[1.0, 4.0, 8.0],
                 reduce_fixed=[1.0, 2.0, 4.0], split_gain=[0.0, 0.05])

@@ -9,8 +9,8 @@ source scripts/device/build_tree.sh "$1"
 decode="$out/gemm_sweep_tune_decode_every4_h200_20261203_s13c.jsonl"
 step sweep.log 120 flux-bench gemm --corpus tune --corpus-max-m 64 --corpus-every 4 --dtypes bf16 --sweep --iters 20 \
   --warmup 3 --json "$decode"
-step fit.log 60 python3 scripts/corpus/fit_heuristic.py bench/results/gemm_sweep_tune_m128_2048_every3_h200_20261203_s13a.jsonl \
-  "$decode" --grid rates --emit "$out/fit.json"
+sweep13a=bench/results/gemm_sweep_tune_m128_2048_every3_h200_20261203_s13a.jsonl.gz  # plain .jsonl when it ran
+step fit.log 60 python3 scripts/corpus/fit_heuristic.py "$sweep13a" "$decode" --grid rates --emit "$out/fit.json"
 cp src/gemm/gemm_config.cpp /tmp/gemm_config.before.cpp
 step fit.log 10 python3 scripts/corpus/apply_fit.py "$out/fit.json"
 diff -u /tmp/gemm_config.before.cpp src/gemm/gemm_config.cpp >> "$out/fit.log"

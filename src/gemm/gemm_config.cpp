@@ -73,22 +73,27 @@ namespace {
 //   128x160x64_coop_c2x1           N = 1152 / 1280 / 2304 / 4608 in fewer waves (cuBLAS's kernels on such
 //                                  shapes are 128 x 160 / 128 x 192 / 192 x 128: ncu, H200, 2026-12-03)
 //
-// M <= kMidMaxM (kRelativeRateMid). Fitted on the corpus's tuning half with scripts/corpus/fit_heuristic.py
-// --grid rates (coordinate descent of the rates, kSwapAbMaxM, kReduceFixedUs, kStreamMaxM, the fill and the
-// cooperative epilogue, maximizing the geometric mean of best / picked) over two sweeps, 245 shapes, bf16:
-// `flux-bench gemm --corpus tune --corpus-min-m 128 --corpus-max-m 2048 --corpus-every 3 --sweep` (104 shapes,
-// H200, 2026-12-03, bench/results/gemm_sweep_tune_m128_2048_every3_h200_20261203_s13a.jsonl) and the decode
-// sweep of 2026-12-01 (M = 1..64, 141 shapes, gemm_sweep_tune_decode_skinny2_h200_20261201.jsonl). Replaying the
-// measured variants, the picks went from a geometric mean of 0.917 of each shape's best variant to 0.952
-// (median of cuBLAS / picked 0.852 -> 0.882; M = 128: 0.739 -> 0.847, M = 512: 0.811 -> 0.883, M <= 64 within
-// 0.01 except M = 8: 0.798 -> 0.823): a replay on the shapes it was fitted on, not a measurement; the test half
-// is the judge. What moved: the cooperative 256x128, 128x128 and 128x192 configs are 1.3 (they won the sweep's
-// M = 512..2048 rows where ping-pong was picked), ping-pong 1.15, 128x160 and 64x256 1.00, swap-AB 0.94 and a
-// candidate up to M = 1024 (it was the best variant on most M = 128..512 rows, unsplit).
+// M <= kMidMaxM (kRelativeRateMid). Fitted on the corpus's tuning half only, with scripts/corpus/fit_heuristic.py
+// --grid rates (coordinate descent of these rates, kSwapAbMaxM, kReduceFixedUs, kStreamMaxM, kFillUs and
+// kCoopEpilogueUs, maximizing the geometric mean over shapes of best variant / picked variant) and written here by
+// scripts/corpus/apply_fit.py, over two sweeps of 2026-12-03 (H200, bf16, 245 shapes): `flux-bench gemm --corpus
+// tune --corpus-min-m 128 --corpus-max-m 2048 --corpus-every 3 --sweep` (104 shapes,
+// bench/results/gemm_sweep_tune_m128_2048_every3_h200_20261203_s13a.jsonl.gz) and `--corpus-max-m 64 --corpus-every 4
+// --sweep` (141 shapes, gemm_sweep_tune_decode_every4_h200_20261203_s13c.jsonl.gz). What moved (from the one table of
+// before): the cooperative 256x128, 128x128 and 128x192 configs 1.3 (they were the best variants on most of the
+// M = 512..2048 rows, where ping-pong was picked), ping-pong 1.06, swap-AB 0.94 and a candidate up to M = 1024 (it
+// was the best variant on most M = 128..512 rows, unsplit), the split-K fixed cost 2 -> 8 us, the fill 8 -> 12 us.
+// Judged on the test half (every 3rd row: M = 1, 8, 64, 512, 4096; bf16 and fp16; 826 rows;
+// bench/results/gemm_corpus_test_every3_h200_20261203_s13c.jsonl) against the same rows of 2026-12-01
+// (gemm_corpus_test_every3_skinny3_h200_20261201.jsonl): median 0.849 (was 0.848); M = 512 0.887 (0.820: the 160
+// changed picks 1.06x), M = 4096 0.936 (0.930), M < 128 0.816 (0.837: at M = 8 the 44 changed picks ran 0.91x,
+// mostly split-K 2 of 64x256 given up for unsplit 128x128 ping-pong, which the tuning half's decode sweep had
+// preferred; and rows whose pick did not change ran 0.96-0.99x of 2026-12-01's, at M = 64 0.964x).
 constexpr int64_t kMidMaxM = 2048;
 constexpr double kRelativeRate[gemm::kNumConfigs] = {1.00, 1.04, 1.00, 1.00, 1.00, 1.00, 1.00,
                                                      2.00, 2.00, 1.20, 1.00, 1.00, 1.00};
-constexpr double kRelativeRateMid[gemm::kNumConfigs] = {1.00, 1.15, 1.30, 1.00, 0.94, 1.00, 1.00, 2.00, 2.00, 1.20, 1.30, 1.30, 1.00};
+constexpr double kRelativeRateMid[gemm::kNumConfigs] = {1.00, 1.06, 1.30, 1.00, 0.94, 1.00, 1.00,
+                                                        2.00, 2.00, 1.20, 1.30, 1.30, 1.00};
 
 // The time model (microseconds), for a config and a split factor S:
 //   work items  = units x S (a unit is one cluster's tiles; each item runs K / S)
@@ -119,7 +124,8 @@ constexpr double kSmStreamBytesPerUs = 2.0e4; // bytes per microsecond one SM lo
 constexpr double kSmL2BytesPerUs = 1.6e5;     // bytes per microsecond one SM loads when B is reused from L2
 constexpr int64_t kStreamMaxM = 64;           // fitted 2026-12-03 (was 256: see kRelativeRateMid)
 constexpr double kHbmBytesPerUs = 4.0e6;      // bytes per microsecond from HBM, whole GPU
-constexpr double kFillUs = 8.0;               // per call: launch, prologue, first loads, last epilogue
+constexpr double kFillUs = 12.0;              // per call: launch, prologue, first loads, last epilogue
+                                              // (fitted 2026-12-03; was 8)
 constexpr double kCoopEpilogueUs = 0.3;       // per item, cooperative configs only
 constexpr double kReduceFixedUs = 8.0;        // launch and drain of the split-K reduction kernel, and the
                                               // partials' round trip the bytes term misses (fitted 2026-12-03; was 2)
