@@ -34,10 +34,9 @@ CONFIGS = [  # id, name, tile_m, tile_n, tile_k, cluster_m, cluster_n, pingpong,
     (6, "64x64x64_skinny_mma", 64, 64, 64, 1, 1, False, True),
     (10, "128x128x64_coop_c1x2", 128, 128, 64, 1, 2, False, False),  # whole tiles here (stream-K: not modelled)
     (11, "128x192x64_coop_c2x1", 128, 192, 64, 2, 1, False, False),
-    (12, "128x160x64_coop_c2x1", 128, 160, 64, 2, 1, False, False),
 ]
-RATE = {0: 1.00, 1: 1.04, 2: 1.00, 3: 1.00, 4: 1.00, 5: 1.00, 6: 1.00, 10: 1.00, 11: 1.00, 12: 1.00}  # M > MID_MAX_M
-RATE_MID = {0: 1.00, 1: 1.06, 2: 1.30, 3: 1.00, 4: 0.94, 5: 1.00, 6: 1.00, 10: 1.30, 11: 1.30, 12: 1.00}  # --grid rates
+RATE = {0: 1.00, 1: 1.04, 2: 1.00, 3: 1.00, 4: 1.00, 5: 1.00, 6: 1.00, 10: 1.00, 11: 1.00}  # M > MID_MAX_M
+RATE_MID = {0: 1.00, 1: 1.06, 2: 1.30, 3: 1.00, 4: 0.94, 5: 1.00, 6: 1.00, 10: 1.30, 11: 1.30}  # --grid rates
 MID_MAX_M = 2048
 SKINNY_STAGES = 4
 SKINNY_CTAS_PER_SM = 2  # resident (shared memory: 4 stages of ~25 KB); the plan measures it (occupancy)

@@ -69,9 +69,8 @@ namespace {
 //                                  cooperative ones ran at 0.74-0.78 (64-row tiles: half the reuse of B)
 //   128x128x64_coop_c1x2     1.00  a first estimate (the ping-pong tile without its epilogue overlap, which
 //                                  kCoopEpilogueUs charges)
-//   128x192x64_coop_c2x1,    1.00  first estimates (not measured above M = 2048): tile widths that quantize
-//   128x160x64_coop_c2x1           N = 1152 / 1280 / 2304 / 4608 in fewer waves (cuBLAS's kernels on such
-//                                  shapes are 128 x 160 / 128 x 192 / 192 x 128: ncu, H200, 2026-12-03)
+//   128x192x64_coop_c2x1     1.00  a first estimate (not measured above M = 2048): a tile width that quantizes
+//                                  N = 2304 / 4608 / 5760 in fewer waves (gemm_config.h)
 //
 // M <= kMidMaxM (kRelativeRateMid). Fitted on the corpus's tuning half only, with scripts/corpus/fit_heuristic.py
 // --grid rates (coordinate descent of these rates, kSwapAbMaxM, kReduceFixedUs, kStreamMaxM, kFillUs and
@@ -91,9 +90,9 @@ namespace {
 // preferred; and rows whose pick did not change ran 0.96-0.99x of 2026-12-01's, at M = 64 0.964x).
 constexpr int64_t kMidMaxM = 2048;
 constexpr double kRelativeRate[gemm::kNumConfigs] = {1.00, 1.04, 1.00, 1.00, 1.00, 1.00, 1.00,
-                                                     2.00, 2.00, 1.20, 1.00, 1.00, 1.00};
+                                                     2.00, 2.00, 1.20, 1.00, 1.00};
 constexpr double kRelativeRateMid[gemm::kNumConfigs] = {1.00, 1.06, 1.30, 1.00, 0.94, 1.00, 1.00,
-                                                        2.00, 2.00, 1.20, 1.30, 1.30, 1.00};
+                                                        2.00, 2.00, 1.20, 1.30, 1.30};
 
 // The time model (microseconds), for a config and a split factor S:
 //   work items  = units x S (a unit is one cluster's tiles; each item runs K / S)

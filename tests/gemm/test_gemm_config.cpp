@@ -23,7 +23,7 @@ flux::DeviceLimits h200_like() {
 
 TEST(GemmConfig, TableIsConsistent) {
   const auto& configs = flux::gemm_configs();
-  ASSERT_EQ(configs.size(), 13u);
+  ASSERT_EQ(configs.size(), 12u);
   std::set<std::string> names;
   int skinny = 0, fp8 = 0;
   for (size_t i = 0; i < configs.size(); ++i) {

@@ -113,7 +113,7 @@ TEST(StreamKGpu, EveryStreamKConfigAgainstFp64Reference) {
     if (c.stream_k) ++(c.fp8 ? fp8 : sixteen_bit);
   }
   EXPECT_EQ(configs, sixteen_bit + fp8);
-  EXPECT_GE(sixteen_bit, 5);  // 128x256 c2x1, 256x128 c1x2, 128x128 c1x2, 128x192 c2x1, 128x160 c2x1
+  EXPECT_GE(sixteen_bit, 4);  // 128x256 c2x1, 256x128 c1x2, 128x128 c1x2, 128x192 c2x1
   EXPECT_GE(fp8, 2);          // e4m3 128x128 c2x1 / c1x2
   EXPECT_EQ(cases, sixteen_bit * 2 * 2 * 8 + fp8 * 8);
 }
