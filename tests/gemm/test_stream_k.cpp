@@ -131,16 +131,18 @@ flux::DeviceLimits h200() {
 
 TEST(StreamK, TheHeuristicUsesItOnAPartialLastWaveOnly) {
   const flux::DeviceLimits limits = h200();
-  // 512 x 4608 x 4096: 144 tiles of 128 x 128 on 132 SMs, 2 waves with 12 tiles in the second; cooperative
-  // 256x128 c1x2 runs it as 36 units on 66 clusters, all stream-K (a test-half row at 0.58 of cuBLAS before).
-  const flux::GemmSelection s = flux::select_gemm_config(512, 4608, 4096, limits);
+  // 128 x 18432 x 12288: 72 units of 128x128 c1x2 on 66 clusters, a second wave of 6 units whole-tile; its k range
+  // is long (192 k-tiles), so the model cuts the last units into k ranges (measured 1.2-1.3x faster than whole
+  // tiles on the H200, session 12). (512 x 4608 x 4096, this test's shape until 2026-12-03, is one whole wave of
+  // 128x192 c2x1 units now.)
+  const flux::GemmSelection s = flux::select_gemm_config(128, 18432, 12288, limits);
   EXPECT_TRUE(s.stream_k) << s.reason;
   EXPECT_TRUE(s.config.stream_k) << s.reason;
   EXPECT_EQ(s.splits, 1) << s.reason;
   EXPECT_NE(s.reason.find("stream-K"), std::string::npos) << s.reason;
   // Off: never.
   const flux::GemmSelection off =
-      flux::select_gemm_config(512, 4608, 4096, limits, {}, 0, true, flux::DType::kBF16, flux::StreamKMode::kOff);
+      flux::select_gemm_config(128, 18432, 12288, limits, {}, 0, true, flux::DType::kBF16, flux::StreamKMode::kOff);
   EXPECT_FALSE(off.stream_k) << off.reason;
   // Whole waves (8192 x 8192: 64 x 32 = 2048 units of 128x256 c2x1 on 66 clusters is not whole, but the
   // whole-tile ping-pong config already quantizes 4096 tiles on 132 SMs to 31.03 waves): no stream-K needed
@@ -170,29 +172,31 @@ TEST(StreamK, ForcedOnAppliesToCooperativeConfigsOnly) {
     EXPECT_TRUE(on.stream_k) << on.reason;
   }
   // The workspace a stream-K selection needs: one fp32 tile per CTA, two flags per CTA.
-  flux::GemmSelection sel = flux::select_gemm_config(512, 4608, 4096, limits);
+  flux::GemmSelection sel = flux::select_gemm_config(128, 18432, 12288, limits);
   ASSERT_TRUE(sel.stream_k) << sel.reason;
-  const flux::StreamKNeeds needs = flux::stream_k_needs(sel, 512, 4608, 4096, 66);
+  const flux::StreamKNeeds needs = flux::stream_k_needs(sel, 128, 18432, 12288, 66);
   const int64_t ctas = 66 * sel.config.cluster_m * sel.config.cluster_n;
   EXPECT_EQ(needs.workers, 66);
   EXPECT_EQ(needs.bytes, ctas * sel.config.tile_m * sel.config.tile_n * 4);
   EXPECT_EQ(needs.flags, ctas * 2);
   EXPECT_LE(needs.bytes, flux::split_k_workspace_bound(limits));
   sel.stream_k = false;
-  EXPECT_EQ(flux::stream_k_needs(sel, 512, 4608, 4096, 66).bytes, 0);
+  EXPECT_EQ(flux::stream_k_needs(sel, 128, 18432, 12288, 66).bytes, 0);
 }
 
 TEST(StreamK, SelectionValidationRefusesStreamKWhereItCannotRun) {
   const flux::DeviceLimits limits = h200();
-  const flux::GemmDesc desc{4608, 4096, flux::DType::kBF16, flux::WeightLayout::kNK};
-  flux::GemmSelection sel = flux::select_gemm_config(512, 4608, 4096, limits);
+  const flux::GemmDesc desc{18432, 12288, flux::DType::kBF16, flux::WeightLayout::kNK};
+  flux::GemmSelection sel = flux::select_gemm_config(128, 18432, 12288, limits);
   ASSERT_TRUE(sel.stream_k) << sel.reason;
-  EXPECT_NO_THROW(flux::validate_gemm_selection(desc, 512, sel));
-  flux::GemmSelection pingpong =
-      flux::select_gemm_config(512, 4608, 4096, limits, {}, 0, true, flux::DType::kBF16, flux::StreamKMode::kOff);
+  EXPECT_NO_THROW(flux::validate_gemm_selection(desc, 128, sel));
+  // A ping-pong selection (only the ping-pong configs have kernels here) marked stream-K: refused.
+  std::vector<int> only_pingpong;
+  for (const flux::GemmConfigInfo& c : flux::gemm_configs()) only_pingpong.push_back(c.pingpong && !c.swap_ab ? 0 : -1);
+  flux::GemmSelection pingpong = flux::select_gemm_config(128, 18432, 12288, limits, only_pingpong);
   ASSERT_FALSE(pingpong.config.stream_k) << pingpong.reason;
   pingpong.stream_k = true;
-  EXPECT_THROW(flux::validate_gemm_selection(desc, 512, pingpong), flux::InvalidArgument);
+  EXPECT_THROW(flux::validate_gemm_selection(desc, 128, pingpong), flux::InvalidArgument);
 }
 
 }  // namespace
