@@ -73,7 +73,7 @@ def predict(c, m, n, k, s, conc, K):
 def choose(m, n, k, sms, K):
     best = None
     for c in CONFIGS:
-        if "swapab" in c[1] and m > K.get("swap_max_m", SWAP_MAX_M):
+        if "swapab" in c[1] and m > K["swap_max_m"]:
             continue
         skinny = "skinny" in c[1]
         if skinny and m > c[2]:
@@ -132,8 +132,12 @@ def main():
     a = ap.parse_args()
     shapes = collections.defaultdict(dict)
     cublas = {}
-    lines = [line for path in a.sweep for line in (gzip.open(path, "rt") if path.endswith(".gz") else open(path))]
-    for line in lines:
+    def sweep_lines():
+        for path in a.sweep:
+            with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
+                yield from f
+
+    for line in sweep_lines():
         r = json.loads(line)
         # Whole-tile variants only: stream-K is not modelled here (scripts/corpus/fit_stream_k.py; its rows carry the
         # same config / raster / swizzle keys).
@@ -143,7 +147,7 @@ def main():
         shapes[key][(r["config"], r["raster"], r["swizzle"], r.get("splits", 1))] = r["median_ms"]
         cublas[key] = r["cublas_ms"]
     base = dict(sm_flops=5.3e6, sm_bytes=2.0e4, sm_bytes_l2=1.6e5, stream_max_m=64, hbm=4.0e6, fill=12.0, coop_epi=0.3,
-                reduce_fixed=8.0, split_gain=0.0, sk_lat=6.0, sk_fill=1.0)
+                reduce_fixed=8.0, split_gain=0.0, sk_lat=6.0, sk_fill=1.0, swap_max_m=SWAP_MAX_M)
     grid = dict(sm_bytes=[1e4, 2e4, 3e4, 6e4, 1.6e5], stream_max_m=[128, 256, 512], fill=[1.0, 4.0, 8.0],
                 reduce_fixed=[1.0, 2.0, 4.0], split_gain=[0.0, 0.05])
     if a.grid == "skinny":
@@ -175,9 +179,7 @@ def main():
         space.update(swap_max_m=[64, 128, 256, 512, 1024, 1 << 30], reduce_fixed=[1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 11.0, 15.0],
                      fill=[1.0, 4.0, 8.0, 12.0], coop_epi=[0.0, 0.3, 0.6, 1.0, 1.5, 2.5],
                      stream_max_m=[64, 128, 256, 512])
-        K = dict(base)
-        for key in space:
-            K.setdefault(key, RATE_MID[int(key[4:])] if key.startswith("rate") else SWAP_MAX_M)
+        K = dict(base, **{f"rate{cid}": r for cid, r in RATE_MID.items()})  # start from the committed constants
         print(f"{len(shapes)} shapes; start:", "geo %.4f median vs cublas %.3f (best/picked median %.3f, min vc %.3f, "
               "min q %.3f, %d unmeasured picks)" % score(K))
         for sweep_round in range(6):
