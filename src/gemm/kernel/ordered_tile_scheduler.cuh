@@ -40,8 +40,15 @@
 
 namespace flux::gemm::kernel {
 
+// kStreamK: the scheduler can run a stream-K decomposition (the cooperative, unswapped, whole-output
+// kernels). Without it every stream-K branch compiles out and the per-tile work is a counter step: the
+// ping-pong and split-K partial kernels call is_last_tile() after every tile's MMA (CUTLASS's
+// programmatic-launch hint, enabled in the partial kernels), where a copy of the scheduler and a
+// unit_at() each tile cost the split-K path time on short k slices.
+template <bool kStreamK>
 struct OrderedTileSchedulerTag {};
 
+template <bool kStreamK>
 class OrderedTileScheduler {
  public:
   static constexpr bool IsDynamicPersistent = false;
@@ -126,7 +133,7 @@ class OrderedTileScheduler {
 
   CUTLASS_HOST_DEVICE static bool can_implement(Arguments const& args) {
     const StreamKShape& sk = args.stream_k.sk;
-    const bool sk_ok = !sk.active() || (args.splits == 1 && sk.units == args.order.total_units() &&
+    const bool sk_ok = !sk.active() || (kStreamK && args.splits == 1 && sk.units == args.order.total_units() &&
                                         args.stream_k.workspace != nullptr && args.stream_k.flags != nullptr &&
                                         args.stream_k.ctx.status != nullptr);
     return args.order.swizzle >= 1 && args.splits >= 1 && sk_ok;
@@ -137,30 +144,34 @@ class OrderedTileScheduler {
     linear_ = uint64_t(blockIdx.z);
     stride_ = uint64_t(gridDim.z);
 #endif
-    const StreamKShape& sk = params_.stream_k.sk;
-    if (sk.active()) {
-      sk_pos_ = sk.begin(int64_t(linear_));
-      sk_end_ = sk.end(int64_t(linear_));
-      worker_ = int32_t(linear_);
+    if constexpr (kStreamK) {
+      const StreamKShape& sk = params_.stream_k.sk;
+      if (sk.active()) {
+        sk_pos_ = sk.begin(int64_t(linear_));
+        sk_end_ = sk.end(int64_t(linear_));
+        worker_ = int32_t(linear_);
+      }
     }
   }
 
   CUTLASS_DEVICE uint64_t total_work() const { return uint64_t(params_.order.total_units()) * uint64_t(params_.splits); }
 
   CUTLASS_DEVICE WorkTileInfo get_current_work() const {
-    const StreamKShape& sk = params_.stream_k.sk;
-    if (sk.active()) {
-      if (linear_ < uint64_t(sk.dp_units)) return unit_work(int64_t(linear_), 0);
-      if (sk_pos_ >= sk_end_) return WorkTileInfo::invalid_work_tile();
-      const StreamKPiece piece = stream_k_piece(sk, worker_, sk_pos_);
-      WorkTileInfo w = unit_work(piece.unit, 0);
-      w.k_start = piece.k_start;
-      w.k_count = piece.k_count;
-      w.final = piece.final;
-      w.sk_slot = piece.sk_slot;
-      w.peer_first = piece.peer_first;
-      w.peer_last = piece.peer_last;
-      return w;
+    if constexpr (kStreamK) {
+      const StreamKShape& sk = params_.stream_k.sk;
+      if (sk.active()) {
+        if (linear_ < uint64_t(sk.dp_units)) return unit_work(int64_t(linear_), 0);
+        if (sk_pos_ >= sk_end_) return WorkTileInfo::invalid_work_tile();
+        const StreamKPiece piece = stream_k_piece(sk, worker_, sk_pos_);
+        WorkTileInfo w = unit_work(piece.unit, 0);
+        w.k_start = piece.k_start;
+        w.k_count = piece.k_count;
+        w.final = piece.final;
+        w.sk_slot = piece.sk_slot;
+        w.peer_first = piece.peer_first;
+        w.peer_last = piece.peer_last;
+        return w;
+      }
     }
     if (linear_ >= total_work()) return WorkTileInfo::invalid_work_tile();
     const uint64_t splits = uint64_t(params_.splits);
@@ -173,14 +184,20 @@ class OrderedTileScheduler {
   }
 
   CUTLASS_DEVICE void advance_to_next_work(uint32_t advance_count = 1) {
-    const StreamKShape& sk = params_.stream_k.sk;
-    for (uint32_t i = 0; i < advance_count; ++i) {
-      if (!sk.active() || linear_ < uint64_t(sk.dp_units)) {
-        linear_ += stride_;
-      } else if (sk_pos_ < sk_end_) {
-        sk_pos_ = stream_k_piece(sk, worker_, sk_pos_).next;
+    if constexpr (kStreamK) {
+      const StreamKShape& sk = params_.stream_k.sk;
+      if (sk.active()) {
+        for (uint32_t i = 0; i < advance_count; ++i) {
+          if (linear_ < uint64_t(sk.dp_units)) {
+            linear_ += stride_;
+          } else if (sk_pos_ < sk_end_) {
+            sk_pos_ = stream_k_piece(sk, worker_, sk_pos_).next;
+          }
+        }
+        return;
       }
     }
+    linear_ += stride_ * advance_count;
   }
 
   CUTLASS_DEVICE auto fetch_next_work(WorkTileInfo) {
@@ -194,9 +211,14 @@ class OrderedTileScheduler {
   }
 
   CUTLASS_DEVICE bool is_last_tile(WorkTileInfo const&, uint32_t advance_count = 1) const {
-    OrderedTileScheduler next = *this;
-    next.advance_to_next_work(advance_count);
-    return !next.get_current_work().is_valid();
+    if constexpr (kStreamK) {
+      if (params_.stream_k.sk.active()) {
+        OrderedTileScheduler next = *this;
+        next.advance_to_next_work(advance_count);
+        return !next.get_current_work().is_valid();
+      }
+    }
+    return linear_ + stride_ * advance_count >= total_work();
   }
 
   CUTLASS_HOST_DEVICE static bool valid_warpgroup_in_work_tile(WorkTileInfo const&) { return true; }
@@ -206,9 +228,16 @@ class OrderedTileScheduler {
 
   // The stream-K reduction (see the top of this file), per math warp group (128 threads, each holding its
   // share of the tile's accumulators; slots striped so that a warp's 16-byte accesses are contiguous).
+  // Without kStreamK every piece is whole and final: nothing to do.
   template <class FrgTensorC>
   CUTLASS_DEVICE static void fixup(Params const& params, WorkTileInfo const& w, FrgTensorC& accumulators,
                                    uint32_t num_groups, uint32_t group) {
+    if constexpr (kStreamK) stream_k_fixup(params, w, accumulators, num_groups, group);
+  }
+
+  template <class FrgTensorC>
+  CUTLASS_DEVICE static void stream_k_fixup(Params const& params, WorkTileInfo const& w, FrgTensorC& accumulators,
+                                            uint32_t num_groups, uint32_t group) {
 #if defined(__CUDA_ARCH__)
     const bool stores = w.sk_slot >= 0, adds = w.peer_last >= w.peer_first;
     if (!stores && !adds) return;
@@ -308,9 +337,9 @@ class OrderedTileScheduler {
 
 // Route CUTLASS's scheduler selection for our tag to the scheduler above.
 namespace cutlass::gemm::kernel::detail {
-template <class ArchTag, class TileShape, class ClusterShape, uint32_t SchedulerPipelineStageCount>
-struct TileSchedulerSelector<flux::gemm::kernel::OrderedTileSchedulerTag, ArchTag, TileShape, ClusterShape,
+template <bool kStreamK, class ArchTag, class TileShape, class ClusterShape, uint32_t SchedulerPipelineStageCount>
+struct TileSchedulerSelector<flux::gemm::kernel::OrderedTileSchedulerTag<kStreamK>, ArchTag, TileShape, ClusterShape,
                              SchedulerPipelineStageCount> {
-  using Scheduler = flux::gemm::kernel::OrderedTileScheduler;
+  using Scheduler = flux::gemm::kernel::OrderedTileScheduler<kStreamK>;
 };
 }  // namespace cutlass::gemm::kernel::detail

@@ -103,6 +103,8 @@ struct Sm90GemmT {
   static constexpr bool kPartial = kOutput == GemmOutput::kPartial;
   static constexpr bool kScaled = kScaled_;
   static_assert(!kScaled || (!kPartial && !kShape.swap_ab), "the FP8 kernels write C, unswapped");
+  // Stream-K runs in the cooperative kernels that write C unswapped; the others get a scheduler without it.
+  static constexpr bool kStreamK = !kShape.pingpong && !kPartial && !kShape.swap_ab;
 
   // Swap-AB (ConfigShape::swap_ab): the kernel computes C^T [N, M] = op(B) A^T. Its "A" operand is the
   // weight ([N, K] is K-major: RowMajor; [K, N] is N-major: ColumnMajor), its "B" operand is A ([M, K],
@@ -159,7 +161,7 @@ struct Sm90GemmT {
       MainloopSchedule>::CollectiveOp;
 
   using Kernel = cutlass::gemm::kernel::GemmUniversal<cute::Shape<int, int, int, int>, WaitBeforeLoad<CollectiveMainloop>,
-                                                      PublishAfterStore<CollectiveEpilogue>, OrderedTileSchedulerTag>;
+                                                      PublishAfterStore<CollectiveEpilogue>, OrderedTileSchedulerTag<kStreamK>>;
 
   static_assert(Kernel::SharedStorageSize <= 227 * 1024, "GEMM core config exceeds the sm_90 shared-memory budget");
 };
@@ -235,7 +237,7 @@ void launch(const KernelLaunch& launch, cudaStream_t stream) {
              "GEMM core: swap-AB config ", G::kShape.name, " cannot run the wait / publish hooks");
   const bool stream_k = launch.stream_k.active();
   // The ping-pong kernel layer always runs the whole K (it ignores the scheduler's k ranges).
-  FLUX_CHECK(!stream_k || (!G::kShape.pingpong && !G::kPartial && !G::kSwap && launch.workspace != nullptr &&
+  FLUX_CHECK(!stream_k || (G::kStreamK && launch.workspace != nullptr &&
                            launch.stream_k_flags != nullptr && launch.stream_k_ctx.status != nullptr &&
                            launch.stream_k.workers == launch.num_clusters),
              "GEMM core: stream-K launch of config ", G::kShape.name,
@@ -285,11 +287,13 @@ void launch(const KernelLaunch& launch, cudaStream_t stream) {
   args.hw_info.sm_count = launch.num_clusters * G::kClusterM * G::kClusterN;
   args.scheduler.order = launch.order;
   args.scheduler.splits = splits;
-  if (stream_k) {
-    args.scheduler.stream_k.sk = launch.stream_k;
-    args.scheduler.stream_k.workspace = launch.workspace;
-    args.scheduler.stream_k.flags = launch.stream_k_flags;
-    args.scheduler.stream_k.ctx = launch.stream_k_ctx;
+  if constexpr (G::kStreamK) {
+    if (stream_k) {
+      args.scheduler.stream_k.sk = launch.stream_k;
+      args.scheduler.stream_k.workspace = launch.workspace;
+      args.scheduler.stream_k.flags = launch.stream_k_flags;
+      args.scheduler.stream_k.ctx = launch.stream_k_ctx;
+    }
   }
 
   FLUX_CHECK(Kernel::can_implement(args), "CUTLASS rejected a GEMM the plan validated (m=", m, " n=", n, " k=", k,
