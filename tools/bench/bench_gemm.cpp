@@ -35,6 +35,7 @@
 #include "src/common/check.h"
 #include "tools/bench/bench_args.h"
 #include "tools/bench/bench_gemm.h"
+#include "tools/bench/sweep_variants.h"
 #include "tools/common/device_tools.h"
 #include "tools/common/json.h"
 #include "tools/common/timing.h"
@@ -328,65 +329,26 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
         std::vector<std::unique_ptr<GemmPlan>> plans;
         std::vector<Measured> sweep_results;
         std::vector<tools::TimedRun> sweep_runs;
-        auto add_variant = [&](const GemmConfigInfo& cfg, const GemmOptions& o) {
+        auto add_variant = [&](const GemmOptions& o) {
           plans.push_back(std::make_unique<GemmPlan>(desc, o));
           GemmPlan* p = plans.back().get();
           const GemmSelection vs = p->select(m);
+          if (o.stream_k == StreamKMode::kOn && !vs.stream_k) {  // whole waves here: the whole-tile variants cover it
+            plans.pop_back();
+            return;
+          }
           Measured r;
           r.impl = "flux_sweep";
-          r.config = cfg.name;
+          r.config = o.config;
           r.raster = raster_name(o.order.raster != Raster::kAuto ? o.order.raster : vs.raster);
           r.swizzle = o.order.swizzle != 0 ? o.order.swizzle : vs.swizzle;
           r.splits = vs.splits;
           r.stream_k = vs.stream_k;
           verify(r, [&] { p->run(gemm_args(0), stream); });
           sweep_results.push_back(r);
-          sweep_runs.push_back({cfg.name, [&, p](int) { p->run(gemm_args(next_set()), stream); }});
+          sweep_runs.push_back({o.config, [&, p](int) { p->run(gemm_args(next_set()), stream); }});
         };
-        for (const GemmConfigInfo& cfg : gemm_configs()) {
-          if (!gemm_config_compiled(cfg, dtype, layout)) continue;  // skinny configs: [N, K] weights only
-          if (cfg.skinny && m > cfg.tile_m) continue;  // what the heuristic considers them for (decode M)
-          for (Raster raster : {Raster::kRowMajor, Raster::kColMajor}) {
-            for (int32_t swz : {1, 2, 4, 8}) {
-              // Skinny configs: one tile row at decode M, the order hardly matters: one variant.
-              if (cfg.skinny && (raster != Raster::kRowMajor || swz != 1)) continue;
-              GemmOptions o;
-              o.config = cfg.name;
-              o.split_k = 1;
-              o.order.raster = raster;
-              o.order.swizzle = swz;
-              add_variant(cfg, o);
-            }
-          }
-          // Stream-K variants (where the units leave a partial wave), both rasters, bands of 1 and 4.
-          if (cfg.stream_k) {
-            for (Raster raster : {Raster::kRowMajor, Raster::kColMajor}) {
-              for (int32_t swz : {1, 4}) {
-                GemmOptions o;
-                o.config = cfg.name;
-                o.split_k = 1;
-                o.stream_k = StreamKMode::kOn;
-                o.order.raster = raster;
-                o.order.swizzle = swz;
-                add_variant(cfg, o);
-                if (!sweep_results.back().stream_k) {  // whole waves here: the whole-tile variants cover it
-                  sweep_results.pop_back();
-                  sweep_runs.pop_back();
-                  plans.pop_back();
-                }
-              }
-            }
-          }
-          // Split-K variants in the heuristic's tile order (the order matters little with few tiles).
-          if (!cfg.split_k) continue;
-          for (int32_t splits = 2; splits <= kMaxSplitK; ++splits) {
-            if (!split_k_candidate(k, splits)) continue;
-            GemmOptions o;
-            o.config = cfg.name;
-            o.split_k = splits;
-            add_variant(cfg, o);
-          }
-        }
+        for (const GemmOptions& o : sweep_variants(dtype, layout, m, k)) add_variant(o);
         sweep_runs.push_back({"cublas", [&](int) { cublas.run(gemm_args(next_set()), stream); }});
         auto sweep_times = tools::time_interleaved_host_ahead(sweep_runs, stream, 2, sweep_iters, nullptr);
         double cublas_ms = tools::median(sweep_times.back());

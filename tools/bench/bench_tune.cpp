@@ -23,6 +23,7 @@
 #include "src/gemm/tune_cache.h"
 #include "tools/bench/bench_args.h"
 #include "tools/bench/bench_tune.h"
+#include "tools/bench/sweep_variants.h"
 #include "tools/common/device_tools.h"
 #include "tools/common/timing.h"
 
@@ -96,6 +97,7 @@ int run_tune_bench(const std::vector<std::string>& argv, const std::string& comm
           Candidate cand;
           cand.plan = std::make_unique<GemmPlan>(desc, o);
           const GemmSelection sel = cand.plan->select(m);
+          if (o.stream_k == StreamKMode::kOn && !sel.stream_k) return;  // whole waves: the whole-tile variants cover it
           cand.choice.config = sel.config.name;
           cand.choice.raster = o.order.raster == Raster::kAuto ? sel.raster : o.order.raster;
           cand.choice.swizzle = o.order.swizzle == 0 ? sel.swizzle : o.order.swizzle;
@@ -123,44 +125,7 @@ int run_tune_bench(const std::vector<std::string>& argv, const std::string& comm
         base.max_sms = budget;
         base.tune_cache = "none";
         add(base, true);
-        for (const GemmConfigInfo& cfg : gemm_configs()) {
-          if (!gemm_config_compiled(cfg, dtype, layout)) continue;  // skinny configs: [N, K] weights only
-          if (cfg.skinny && m > cfg.tile_m) continue;  // what the heuristic considers them for (decode M)
-          for (Raster raster : {Raster::kRowMajor, Raster::kColMajor}) {
-            for (int32_t swz : {1, 2, 4, 8}) {
-              // Skinny configs: one tile row at decode M, the order hardly matters: one variant.
-              if (cfg.skinny && (raster != Raster::kRowMajor || swz != 1)) continue;
-              GemmOptions o = base;
-              o.config = cfg.name;
-              o.split_k = 1;
-              o.order.raster = raster;
-              o.order.swizzle = swz;
-              add(o, false);
-            }
-          }
-          // Stream-K variants, where the units leave a partial wave (both rasters, bands of 1 and 4).
-          if (cfg.stream_k) {
-            for (Raster raster : {Raster::kRowMajor, Raster::kColMajor}) {
-              for (int32_t swz : {1, 4}) {
-                GemmOptions o = base;
-                o.config = cfg.name;
-                o.split_k = 1;
-                o.stream_k = StreamKMode::kOn;
-                o.order.raster = raster;
-                o.order.swizzle = swz;
-                if (GemmPlan(desc, o).select(m).stream_k) add(o, false);
-              }
-            }
-          }
-          if (!cfg.split_k) continue;
-          for (int32_t splits = 2; splits <= kMaxSplitK; ++splits) {
-            if (!split_k_candidate(k, splits)) continue;
-            GemmOptions o = base;
-            o.config = cfg.name;
-            o.split_k = splits;
-            add(o, false);
-          }
-        }
+        for (const GemmOptions& o : sweep_variants(dtype, layout, m, k, base)) add(o, false);
         FLUX_CHECK(!candidates.empty(), "no candidate computed the right product for ", m, "x", n, "x", k);
         int call = 0;
         std::vector<tools::TimedRun> runs;
