@@ -46,50 +46,23 @@ uint64_t input_seed(uint64_t base, int set, int rank, int what) {
 }  // namespace
 
 int run_ag_gemm_bench(const std::vector<std::string>& argv, const std::string& command_line) {
-  Args args(argv, {"--dtypes", "--layout", "--shapes", "--warmup", "--iters", "--json", "--check-rows", "--scale", "--out-dtype"},
-            {"--no-check"});
-  Communicator comm;
-  const int w = comm.world_size(), r = comm.rank();
-  std::vector<DType> dtypes;
-  for (const std::string& d : args.get_list("--dtypes", "bf16,fp16")) dtypes.push_back(parse_dtype(d));
-  const WeightLayout layout = parse_weight_layout(args.get("--layout", "nk"));
-  std::vector<Shape> shapes;
-  if (args.get("--shapes", "").empty()) {
-    for (int64_t m : {1024, 2048, 4096, 8192, 16384}) shapes.push_back({m, 49152, 12288, 0});
-  } else {
-    for (const std::string& s : args.get_list("--shapes", "")) shapes.push_back(parse_shape(s));
-  }
-  const int warmup = static_cast<int>(args.get_int("--warmup", 3));
-  const int iters = static_cast<int>(args.get_int("--iters", 20));
-  const int check_rows = static_cast<int>(args.get_int("--check-rows", 16));
-  const bool check = !args.flag("--no-check");
-  FLUX_CHECK_ARG(iters >= 20, "flux-bench ag-gemm: --iters ", iters, " (the project reports medians of >= 20)");
-  const DeviceLimits limits = query_device_limits(comm.device());
-  const bool nccl = comm.nccl_available();
-  const bool mps = std::getenv("CUDA_MPS_PIPE_DIRECTORY") != nullptr;
-  const std::string date = tools::utc_now_iso8601();
-  std::unique_ptr<std::ofstream> json;
-  if (r == 0 && !args.get("--json", "").empty()) {
-    json = std::make_unique<std::ofstream>(args.get("--json", ""), std::ios::out | std::ios::trunc);
-    FLUX_CHECK_ARG(json->good(), "flux-bench ag-gemm: cannot write --json ", args.get("--json", ""));
-  }
-  cudaStream_t stream = nullptr;
-  FLUX_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  if (r == 0) {
-    std::printf("flux-bench ag-gemm: W=%d on %s (%s%s)%s\n", w, limits.name.c_str(),
-                comm.shares_gpu() ? "ranks share a GPU" : "one GPU per rank", mps ? ", MPS" : "",
-                nccl ? "" : "; NCCL unavailable: no nccl_comm row, no hidden; no flux_ce");
-  }
+  FusedBench bench(argv, {"ag-gemm", {1024, 2048, 4096, 8192, 16384}, 49152, 12288, 3, 20, true});
+  bench.print_banner("; NCCL unavailable: no nccl_comm row, no hidden; no flux_ce");
+  Communicator& comm = bench.comm;
+  const int w = bench.w, r = bench.r;
+  const WeightLayout layout = bench.layout;
+  std::ofstream* json = bench.json.get();
+  cudaStream_t stream = bench.stream;
   int failures = 0;
-  for (DType dtype : dtypes) {
-    for (const Shape& shape : shapes) {
+  for (DType dtype : bench.dtypes) {
+    for (const Shape& shape : bench.shapes) {
       const int64_t m = shape.m, n = shape.n / w, k = shape.k, shard = m / w;
       FLUX_CHECK_ARG(shape.n % w == 0 && m % w == 0, "flux-bench ag-gemm: shape ", m, "x", shape.n, "x", k,
                      " (M and N must be multiples of W = ", w, ")");
-      const OpBenchTypes types = op_bench_types(dtype, args);
+      const OpBenchTypes types = op_bench_types(dtype, bench.args);
       const size_t es = dtype_size(dtype), out_es = dtype_size(types.out);
       const int64_t set_bytes = (shard * k + n * k) * int64_t(es);
-      const int sets = tools::rotating_sets(set_bytes, limits.l2_bytes, 8);
+      const int sets = tools::rotating_sets(set_bytes, bench.limits.l2_bytes, 8);
       std::vector<std::unique_ptr<Buffer>> a, b;
       for (int s = 0; s < sets; ++s) {
         a.push_back(std::make_unique<Buffer>(size_t(shard * k) * es));
@@ -146,7 +119,7 @@ int run_ag_gemm_bench(const std::vector<std::string>& argv, const std::string& c
       if (!comm.shares_gpu() && w > 1) {
         runs.push_back({"flux_ce", [&](int) { plan.run(ag_args(next_set()), stream, AgGemmImpl::kFusedCopyEngine); }});
       }
-      if (nccl) {
+      if (bench.nccl) {
         runs.push_back({"nccl_comm", [&](int) {
                           FLUX_NCCL_CHECK(ncclAllGather(a[next_set()]->ptr, full.ptr, size_t(shard * k),
                                                         detail::nccl_data_type(dtype), comm.nccl(),
@@ -154,13 +127,13 @@ int run_ag_gemm_bench(const std::vector<std::string>& argv, const std::string& c
                         }});
       }
       comm.barrier("ag-gemm bench start");
-      auto times = tools::time_interleaved(runs, stream, warmup, iters);
+      auto times = tools::time_interleaved(runs, stream, bench.warmup, bench.iters);
       plan.check_status();
       std::vector<double> med(runs.size());
       for (size_t i = 0; i < runs.size(); ++i) med[i] = max_over_ranks(comm, tools::median(times[i]), "ag-gemm median");
 
       std::optional<double> err;
-      if (check) {
+      if (bench.check) {
         plan.run(ag_args(0), stream, AgGemmImpl::kFused);
         FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
         plan.check_status();
@@ -179,7 +152,7 @@ int run_ag_gemm_bench(const std::vector<std::string>& argv, const std::string& c
             FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
           }
         }
-        const int64_t count = std::min<int64_t>(m, check_rows);
+        const int64_t count = std::min<int64_t>(m, bench.check_rows);
         std::vector<int32_t> rows;
         std::mt19937_64 rng(uint64_t(m) * 17 + uint64_t(r));
         for (int64_t i = 0; i < count; ++i) rows.push_back(static_cast<int32_t>(i == 0 ? 0 : (i == 1 ? m - 1 : int64_t(rng() % uint64_t(m)))));
@@ -193,9 +166,9 @@ int run_ag_gemm_bench(const std::vector<std::string>& argv, const std::string& c
         if (!(*err < tools::tolerance(types.out))) ++failures;
       }
       const double flops = 2.0 * double(m) * double(n) * double(k);
-      const double nccl_ms = nccl ? med.back() : 0.0;
+      const double nccl_ms = bench.nccl ? med.back() : 0.0;
       auto hidden_of = [&](double fused_ms) -> std::optional<double> {
-        if (!nccl || nccl_ms <= 0) return std::nullopt;
+        if (!bench.nccl || nccl_ms <= 0) return std::nullopt;
         return (med[3] + nccl_ms - fused_ms) / nccl_ms;
       };
       const AgGemmLayout L = plan.layout(m);
@@ -213,8 +186,7 @@ int run_ag_gemm_bench(const std::vector<std::string>& argv, const std::string& c
           if (types.fp8()) line.add("out_dtype", to_string(types.out)).add("scale", to_string(types.scale));
           if (runs[i].name == "flux" || runs[i].name == "flux_ce") line.add("hidden", hidden_of(med[i]));
           if (runs[i].name == "flux") line.add("gemm_sms", L.gemm_sms).add("gather_sms", L.gather_sms).add("rule", L.reason);
-          line.add("same_gpu", comm.shares_gpu()).add("mps", mps).add("iters", iters).add("gpu", limits.name).add("date", date)
-              .add("command", command_line);
+          bench.add_run_fields(line, command_line);
           *json << line.str() << "\n";
         }
         json->flush();
@@ -229,7 +201,7 @@ int run_ag_gemm_bench(const std::vector<std::string>& argv, const std::string& c
       plan.release();
     }
   }
-  FLUX_CUDA_CHECK(cudaStreamDestroy(stream));
+  bench.finish();
   if (failures > 0) {
     if (r == 0) std::printf("flux-bench ag-gemm: %d correctness checks FAILED\n", failures);
     return 3;

@@ -54,51 +54,28 @@ std::string bits_hash(const void* p, size_t bytes) {
 }  // namespace
 
 int run_gemm_ar_bench(const std::vector<std::string>& argv, const std::string& command_line) {
-  Args args(argv, {"--dtypes", "--layout", "--shapes", "--warmup", "--iters", "--json", "--check-rows"}, {"--no-check"});
-  Communicator comm;
-  const int w = comm.world_size(), r = comm.rank();
-  std::vector<DType> dtypes;
-  for (const std::string& d : args.get_list("--dtypes", "bf16,fp16")) dtypes.push_back(parse_dtype(d));
-  const WeightLayout layout = parse_weight_layout(args.get("--layout", "nk"));
-  std::vector<Shape> shapes;
-  if (args.get("--shapes", "").empty()) {
-    for (int64_t m : {1, 8, 32, 64, 128, 1024, 4096}) shapes.push_back({m, 8192, 8192, 0});
-  } else {
-    for (const std::string& s : args.get_list("--shapes", "")) shapes.push_back(parse_shape(s));
-  }
-  const int warmup = static_cast<int>(args.get_int("--warmup", 5));
-  const int iters = static_cast<int>(args.get_int("--iters", 30));
-  const int check_rows = static_cast<int>(args.get_int("--check-rows", 16));
-  const bool check = !args.flag("--no-check");
-  FLUX_CHECK_ARG(iters >= 20, "flux-bench gemm-ar: --iters ", iters, " (the project reports medians of >= 20)");
-  const DeviceLimits limits = query_device_limits(comm.device());
-  const bool nccl = comm.nccl_available();
-  const bool mps = std::getenv("CUDA_MPS_PIPE_DIRECTORY") != nullptr;
-  const std::string date = tools::utc_now_iso8601();
-  std::unique_ptr<std::ofstream> json;
-  if (r == 0 && !args.get("--json", "").empty()) {
-    json = std::make_unique<std::ofstream>(args.get("--json", ""), std::ios::out | std::ios::trunc);
-    FLUX_CHECK_ARG(json->good(), "flux-bench gemm-ar: cannot write --json ", args.get("--json", ""));
-  }
-  cudaStream_t stream = nullptr, capture = nullptr;
-  FLUX_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  FLUX_CUDA_CHECK(cudaStreamCreateWithFlags(&capture, cudaStreamNonBlocking));
-  if (r == 0) {
-    std::printf("flux-bench gemm-ar: W=%d on %s (%s%s)%s\n", w, limits.name.c_str(),
-                comm.shares_gpu() ? "ranks share a GPU" : "one GPU per rank", mps ? ", MPS" : "",
-                nccl ? "" : "; NCCL unavailable: no nccl_comm row");
+  FusedBench bench(argv, {"gemm-ar", {1, 8, 32, 64, 128, 1024, 4096}, 8192, 8192, 5, 30, false});
+  bench.print_banner("; NCCL unavailable: no nccl_comm row");
+  if (bench.r == 0) {
     std::printf("%-18s %-5s %9s %9s %9s %9s %9s %9s %9s %9s  (ms; fixed_us = one_shot - core)\n", "shape (MxNxK)",
                 "dtype", "one_shot", "graph", "sequent.", "decomp.", "core", "two_shot", "rs_ag", "fixed_us");
   }
+  Communicator& comm = bench.comm;
+  const int w = bench.w, r = bench.r;
+  const WeightLayout layout = bench.layout;
+  std::ofstream* json = bench.json.get();
+  cudaStream_t stream = bench.stream;
+  cudaStream_t capture = nullptr;  // the graph row's capture stream
+  FLUX_CUDA_CHECK(cudaStreamCreateWithFlags(&capture, cudaStreamNonBlocking));
   int failures = 0;
-  for (DType dtype : dtypes) {
-    for (const Shape& shape : shapes) {
+  for (DType dtype : bench.dtypes) {
+    for (const Shape& shape : bench.shapes) {
       const int64_t m = shape.m, n = shape.n, k = shape.k / w;
       FLUX_CHECK_ARG(shape.k % w == 0, "flux-bench gemm-ar: shape ", m, "x", n, "x", shape.k, " (K must be a multiple of W = ", w,
                      ")");
       const size_t es = dtype_size(dtype);
       const int64_t set_bytes = (m * k + n * k) * int64_t(es);
-      const int sets = tools::rotating_sets(set_bytes, limits.l2_bytes, 8);
+      const int sets = tools::rotating_sets(set_bytes, bench.limits.l2_bytes, 8);
       std::vector<std::unique_ptr<Buffer>> a, b;
       for (int s = 0; s < sets; ++s) {
         a.push_back(std::make_unique<Buffer>(size_t(m * k) * es));
@@ -144,14 +121,14 @@ int run_gemm_ar_bench(const std::vector<std::string>& argv, const std::string& c
           {"two_shot", [&](int) { plan.run(ar_args(next_set()), stream, GemmArPath::kTwoShot); }},
           {"rs_ag", [&](int) { plan.run(ar_args(next_set()), stream, GemmArPath::kRsAg); }},
       };
-      if (nccl) {
+      if (bench.nccl) {
         runs.push_back({"nccl_comm", [&](int) {
                           FLUX_NCCL_CHECK(ncclAllReduce(partial.ptr, out.ptr, size_t(m * n), detail::nccl_data_type(dtype), ncclSum,
                                                         comm.nccl(), stream));
                         }});
       }
       comm.barrier("gemm-ar bench start");
-      auto times = tools::time_interleaved(runs, stream, warmup, iters);
+      auto times = tools::time_interleaved(runs, stream, bench.warmup, bench.iters);
       plan.check_status();
       std::vector<double> med(runs.size());
       for (size_t i = 0; i < runs.size(); ++i) med[i] = max_over_ranks(comm, tools::median(times[i]), "gemm-ar median");
@@ -160,7 +137,7 @@ int run_gemm_ar_bench(const std::vector<std::string>& argv, const std::string& c
       std::map<std::string, std::optional<double>> errs;
       std::map<std::string, bool> same;
       for (GemmArPath path : {GemmArPath::kOneShot, GemmArPath::kTwoShot, GemmArPath::kRsAg}) {
-        if (!check) break;
+        if (!bench.check) break;
         std::optional<double>& err = errs[to_string(path)];
         bool& same_bits = same[to_string(path)];
         same_bits = true;
@@ -170,7 +147,7 @@ int run_gemm_ar_bench(const std::vector<std::string>& argv, const std::string& c
         plan.check_status();
         std::vector<std::string> hashes = comm.all_gather(bits_hash(out.ptr, out.bytes), "gemm-ar bits");
         for (const std::string& h : hashes) same_bits = same_bits && h == hashes[0];
-        const int64_t count = std::min<int64_t>(m, check_rows);
+        const int64_t count = std::min<int64_t>(m, bench.check_rows);
         std::vector<int32_t> rows;
         std::mt19937_64 rng(uint64_t(m) * 31);
         for (int64_t i = 0; i < count; ++i) rows.push_back(static_cast<int32_t>(i == 0 ? 0 : (i == 1 ? m - 1 : int64_t(rng() % uint64_t(m)))));
@@ -206,8 +183,7 @@ int run_gemm_ar_bench(const std::vector<std::string>& argv, const std::string& c
               .add("layout", to_string(layout));
           if (checked) line.add("same_bits_on_every_rank", same[runs[i].name]);
           if (runs[i].name == "one_shot") line.add("rule", plan.layout(m).reason);
-          line.add("same_gpu", comm.shares_gpu()).add("mps", mps).add("iters", iters).add("gpu", limits.name)
-              .add("date", date).add("command", command_line);
+          bench.add_run_fields(line, command_line);
           *json << line.str() << "\n";
         }
         json->flush();
@@ -228,7 +204,7 @@ int run_gemm_ar_bench(const std::vector<std::string>& argv, const std::string& c
     }
   }
   FLUX_CUDA_CHECK(cudaStreamDestroy(capture));
-  FLUX_CUDA_CHECK(cudaStreamDestroy(stream));
+  bench.finish();
   if (failures > 0) {
     if (r == 0) std::printf("flux-bench gemm-ar: %d correctness checks FAILED\n", failures);
     return 3;

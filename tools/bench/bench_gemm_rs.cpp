@@ -47,52 +47,27 @@ uint64_t input_seed(uint64_t base, int set, int rank, int what) {
 }  // namespace
 
 int run_gemm_rs_bench(const std::vector<std::string>& argv, const std::string& command_line) {
-  Args args(argv, {"--dtypes", "--layout", "--shapes", "--warmup", "--iters", "--json", "--check-rows", "--scale", "--out-dtype"},
-            {"--no-check"});
-  Communicator comm;
-  const int w = comm.world_size(), r = comm.rank();
-  std::vector<DType> dtypes;
-  for (const std::string& d : args.get_list("--dtypes", "bf16,fp16")) dtypes.push_back(parse_dtype(d));
-  const WeightLayout layout = parse_weight_layout(args.get("--layout", "nk"));
-  std::vector<Shape> shapes;
-  if (args.get("--shapes", "").empty()) {
-    for (int64_t m : {1024, 2048, 4096, 8192, 16384}) shapes.push_back({m, 12288, 49152, 0});
-  } else {
-    for (const std::string& s : args.get_list("--shapes", "")) shapes.push_back(parse_shape(s));
-  }
-  const int warmup = static_cast<int>(args.get_int("--warmup", 3));
-  const int iters = static_cast<int>(args.get_int("--iters", 20));
-  const int check_rows = static_cast<int>(args.get_int("--check-rows", 16));
-  const bool check = !args.flag("--no-check");
-  FLUX_CHECK_ARG(iters >= 20, "flux-bench gemm-rs: --iters ", iters, " (the project reports medians of >= 20)");
-  const DeviceLimits limits = query_device_limits(comm.device());
-  const bool nccl = comm.nccl_available();
-  const bool mps = std::getenv("CUDA_MPS_PIPE_DIRECTORY") != nullptr;
-  const std::string date = tools::utc_now_iso8601();
-  std::unique_ptr<std::ofstream> json;
-  if (r == 0 && !args.get("--json", "").empty()) {
-    json = std::make_unique<std::ofstream>(args.get("--json", ""), std::ios::out | std::ios::trunc);
-    FLUX_CHECK_ARG(json->good(), "flux-bench gemm-rs: cannot write --json ", args.get("--json", ""));
-  }
-  cudaStream_t stream = nullptr;
-  FLUX_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  if (r == 0) {
-    std::printf("flux-bench gemm-rs: W=%d on %s (%s%s)%s\n", w, limits.name.c_str(),
-                comm.shares_gpu() ? "ranks share a GPU" : "one GPU per rank", mps ? ", MPS" : "",
-                nccl ? "" : "; NCCL unavailable: no nccl_comm row, no hidden");
+  FusedBench bench(argv, {"gemm-rs", {1024, 2048, 4096, 8192, 16384}, 12288, 49152, 3, 20, true});
+  bench.print_banner("; NCCL unavailable: no nccl_comm row, no hidden");
+  if (bench.r == 0) {
     std::printf("%-20s %-5s %9s %9s %9s %9s %9s %9s %8s %s\n", "shape (MxNxK)", "dtype", "flux", "sequent.", "decomp.",
                 "cublas", "core", "nccl", "hidden", "path");
   }
+  Communicator& comm = bench.comm;
+  const int w = bench.w, r = bench.r;
+  const WeightLayout layout = bench.layout;
+  std::ofstream* json = bench.json.get();
+  cudaStream_t stream = bench.stream;
   int failures = 0;
-  for (DType dtype : dtypes) {
-    for (const Shape& shape : shapes) {
+  for (DType dtype : bench.dtypes) {
+    for (const Shape& shape : bench.shapes) {
       const int64_t m = shape.m, n = shape.n, k = shape.k / w, seg = m / w;
       FLUX_CHECK_ARG(shape.k % w == 0 && m % w == 0, "flux-bench gemm-rs: shape ", m, "x", n, "x", shape.k,
                      " (M and K must be multiples of W = ", w, ")");
-      const OpBenchTypes types = op_bench_types(dtype, args);
+      const OpBenchTypes types = op_bench_types(dtype, bench.args);
       const size_t es = dtype_size(dtype), out_es = dtype_size(types.out);
       const int64_t set_bytes = (m * k + n * k) * int64_t(es);
-      const int sets = tools::rotating_sets(set_bytes, limits.l2_bytes, 8);
+      const int sets = tools::rotating_sets(set_bytes, bench.limits.l2_bytes, 8);
       std::vector<std::unique_ptr<Buffer>> a, b;
       for (int s = 0; s < sets; ++s) {
         a.push_back(std::make_unique<Buffer>(size_t(m * k) * es));
@@ -147,7 +122,7 @@ int run_gemm_rs_bench(const std::vector<std::string>& argv, const std::string& c
              core.run(g, stream);
            }},
       };
-      if (nccl) {
+      if (bench.nccl) {
         runs.push_back({"nccl_comm", [&](int) {
                           FLUX_NCCL_CHECK(ncclReduceScatter(partial.ptr, recv.ptr, size_t(seg * n),
                                                             detail::nccl_data_type(types.out), ncclSum,
@@ -155,7 +130,7 @@ int run_gemm_rs_bench(const std::vector<std::string>& argv, const std::string& c
                         }});
       }
       comm.barrier("gemm-rs bench start");
-      auto times = tools::time_interleaved(runs, stream, warmup, iters);
+      auto times = tools::time_interleaved(runs, stream, bench.warmup, bench.iters);
       plan.check_status();
       // The slowest rank's median for each implementation.
       std::vector<double> med(runs.size());
@@ -164,11 +139,11 @@ int run_gemm_rs_bench(const std::vector<std::string>& argv, const std::string& c
       }
       // Check the fused output on sampled rows against fp64 from every rank's inputs (set 0).
       std::optional<double> err;
-      if (check) {
+      if (bench.check) {
         plan.run(rs_args(0), stream, GemmRsImpl::kFused);
         FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
         plan.check_status();
-        const int64_t count = std::min<int64_t>(seg, check_rows);
+        const int64_t count = std::min<int64_t>(seg, bench.check_rows);
         std::vector<int32_t> local_rows, global_rows;
         std::mt19937_64 rng(uint64_t(m) * 31 + uint64_t(r));
         for (int64_t i = 0; i < count; ++i) {
@@ -198,9 +173,9 @@ int run_gemm_rs_bench(const std::vector<std::string>& argv, const std::string& c
         if (!(*err < tools::tolerance(types.out))) ++failures;
       }
       const double flops = 2.0 * double(m) * double(n) * double(k);
-      const double nccl_ms = nccl ? med.back() : 0.0;
+      const double nccl_ms = bench.nccl ? med.back() : 0.0;
       std::optional<double> hidden;
-      if (nccl && nccl_ms > 0) hidden = (med[3] + nccl_ms - med[0]) / nccl_ms;
+      if (bench.nccl && nccl_ms > 0) hidden = (med[3] + nccl_ms - med[0]) / nccl_ms;
       if (json) {
         for (size_t i = 0; i < runs.size(); ++i) {
           tools::JsonLine line;
@@ -217,8 +192,7 @@ int run_gemm_rs_bench(const std::vector<std::string>& argv, const std::string& c
             line.add("hidden", hidden).add("config", fused_layout.gemm.config.name).add("col_bands", fused_layout.col_bands)
                 .add("reduce_sms", fused_layout.reduce_sms).add("rule", plan.layout(m).reason);
           }
-          line.add("same_gpu", comm.shares_gpu()).add("mps", mps).add("iters", iters).add("gpu", limits.name)
-              .add("date", date).add("command", command_line);
+          bench.add_run_fields(line, command_line);
           *json << line.str() << "\n";
         }
         json->flush();
@@ -227,7 +201,7 @@ int run_gemm_rs_bench(const std::vector<std::string>& argv, const std::string& c
         char shape_text[64];
         std::snprintf(shape_text, sizeof(shape_text), "%ldx%ldx%ld", long(m), long(n), long(shape.k));
         std::printf("%-20s %-5s %9.3f %9.3f %9.3f %9.3f %9.3f %9s %8s %s%s\n", shape_text, to_string(dtype), med[0], med[1],
-                    med[2], med[3], med[4], nccl ? std::to_string(nccl_ms).substr(0, 7).c_str() : "-",
+                    med[2], med[3], med[4], bench.nccl ? std::to_string(nccl_ms).substr(0, 7).c_str() : "-",
                     hidden ? std::to_string(*hidden).substr(0, 6).c_str() : "-", to_string(plan.layout(m).impl),
                     err && !(*err < tools::tolerance(types.out)) ? "  CHECK FAILED" : "");
         std::fflush(stdout);
@@ -236,7 +210,7 @@ int run_gemm_rs_bench(const std::vector<std::string>& argv, const std::string& c
       plan.release();
     }
   }
-  FLUX_CUDA_CHECK(cudaStreamDestroy(stream));
+  bench.finish();
   if (failures > 0) {
     if (r == 0) std::printf("flux-bench gemm-rs: %d correctness checks FAILED\n", failures);
     return 3;
