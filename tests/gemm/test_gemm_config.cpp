@@ -8,18 +8,11 @@
 #include <string>
 
 #include "flux/gemm.h"
+#include "tests/support/cpu_support.h"
 
 namespace {
 
-flux::DeviceLimits h200_like() {
-  flux::DeviceLimits d;
-  d.cc_major = 9;
-  d.sm_count = 132;
-  d.smem_per_block_optin = 227 * 1024;
-  d.l2_bytes = 50 * 1024 * 1024;
-  d.name = "test device";
-  return d;
-}
+using flux::testing::h200_limits;
 
 TEST(GemmConfig, TableIsConsistent) {
   const auto& configs = flux::gemm_configs();
@@ -74,7 +67,7 @@ TEST(GemmConfig, TableIsConsistent) {
 // The candidates follow the input type: bf16 / fp16 selections never pick an e4m3 config and e4m3 ones
 // always do, at every M (the heuristic's default is the 16-bit configs).
 TEST(GemmConfig, CandidatesFollowTheInputType) {
-  const auto limits = h200_like();
+  const auto limits = h200_limits();
   for (int64_t m : {1, 8, 64, 127, 333, 1024, 4096, 8192}) {
     for (int64_t n : {1024, 5120, 28672}) {
       const auto sixteen = flux::select_gemm_config(m, n, 4096, limits);
@@ -92,7 +85,7 @@ TEST(GemmConfig, CandidatesFollowTheInputType) {
 // The skinny configs are candidates only for M within one of their tiles, and never where the plan has no
 // kernel for them (max_active_clusters < 0: a [K, N] weight).
 TEST(GemmConfig, SkinnyOnlyForDecodeAndWhenCompiled) {
-  const auto limits = h200_like();
+  const auto limits = h200_limits();
   const auto& configs = flux::gemm_configs();
   std::vector<int> none(configs.size(), 0);
   for (const auto& c : configs) {
@@ -114,7 +107,7 @@ TEST(GemmConfig, SkinnyOnlyForDecodeAndWhenCompiled) {
 }
 
 TEST(GemmConfig, HeuristicIsValidAndExplains) {
-  const auto limits = h200_like();
+  const auto limits = h200_limits();
   for (int64_t m : {1, 7, 64, 127, 1000, 1024, 3000, 4096, 8192, 16384}) {
     for (int64_t n : {8, 1536, 6144, 12288, 24576}) {
       for (int64_t k : {8, 6144, 12288}) {
@@ -136,7 +129,7 @@ TEST(GemmConfig, HeuristicIsValidAndExplains) {
 TEST(GemmConfig, HeuristicUsesOccupancy) {
   // The same shape with room for a single ping-pong cluster: every ping-pong unit becomes a wave of
   // its own, so a cooperative config must win.
-  auto limits = h200_like();
+  auto limits = h200_limits();
   flux::GemmSelection free = flux::select_gemm_config(8192, 8192, 4096, limits, {66, 66, 66, 66, 66});
   EXPECT_TRUE(free.config.pingpong) << free.reason;
   flux::GemmSelection starved = flux::select_gemm_config(8192, 8192, 4096, limits, {66, 1, 66, 1, 1});
@@ -149,7 +142,7 @@ TEST(GemmConfig, HeuristicOnTheSuiteShapes) {
   // within 0.5% of the best on each), with row-major bands of 8 unit rows. (M = 1024 is in the regime of
   // kRelativeRateMid, fitted on the corpus's tuning half: there it takes the cooperative configs, which ran
   // within 0.5% of ping-pong on those shapes, bench/results/gemm_sweep_h200_20261201.jsonl.)
-  const auto limits = h200_like();
+  const auto limits = h200_limits();
   for (int64_t m : {4096, 8192}) {
     for (int tp : {2, 4, 8}) {
       for (auto nk : {std::pair<int64_t, int64_t>{49152 / tp, 12288}, {12288, 49152 / tp}}) {
@@ -163,7 +156,7 @@ TEST(GemmConfig, HeuristicOnTheSuiteShapes) {
 }
 
 TEST(GemmConfig, HeuristicCooperativeRasterFollowsLongerDimension) {
-  const auto limits = h200_like();
+  const auto limits = h200_limits();
   const std::vector<int> no_pingpong = {66, 1, 66, 1, 1};
   // Many more unit columns than rows: walk M fastest.
   EXPECT_EQ(flux::select_gemm_config(1024, 24576, 12288, limits, no_pingpong).raster, flux::Raster::kColMajor);
@@ -174,9 +167,8 @@ TEST(GemmConfig, HeuristicCooperativeRasterFollowsLongerDimension) {
 TEST(GemmConfig, PingpongSwizzleIsBoundedByTheRows) {
   // M = 300: 3 unit rows of 128 (5 of 64): bands of at most 2 (4) unit rows, never more rows than exist. Only
   // the ping-pong configs have kernels here (the others -1), so one of them is picked.
-  std::vector<int> only_pingpong;
-  for (const auto& c : flux::gemm_configs()) only_pingpong.push_back(c.pingpong && !c.swap_ab ? 0 : -1);
-  flux::GemmSelection s = flux::select_gemm_config(300, 24576, 4096, h200_like(), only_pingpong);
+  flux::GemmSelection s =
+      flux::select_gemm_config(300, 24576, 4096, h200_limits(), flux::testing::only_pingpong_clusters());
   ASSERT_TRUE(s.config.pingpong) << s.reason;
   const int64_t unit_rows = ((300 + s.config.tile_m - 1) / s.config.tile_m + s.config.cluster_m - 1) / s.config.cluster_m;
   EXPECT_LE(s.swizzle, unit_rows) << s.reason;
@@ -184,7 +176,7 @@ TEST(GemmConfig, PingpongSwizzleIsBoundedByTheRows) {
 }
 
 TEST(GemmConfig, SplitKForDecodeNotForLargeM) {
-  const auto limits = h200_like();
+  const auto limits = h200_limits();
   // Decode: 16 or 8 units on 132 SMs, B streamed by a few SMs: split.
   for (int64_t m : {1, 8, 32}) {
     flux::GemmSelection s = flux::select_gemm_config(m, 4096, 4096, limits);
@@ -201,7 +193,7 @@ TEST(GemmConfig, SplitKForDecodeNotForLargeM) {
 }
 
 TEST(GemmConfig, EverySplitIsValidAndWithinTheWorkspaceBound) {
-  const auto limits = h200_like();
+  const auto limits = h200_limits();
   const int64_t bound = flux::split_k_workspace_bound(limits);
   EXPECT_GT(bound, 0);
   int split = 0;
@@ -223,7 +215,7 @@ TEST(GemmConfig, EverySplitIsValidAndWithinTheWorkspaceBound) {
 }
 
 TEST(GemmConfig, SwapAbOnlyWhenAllowed) {
-  const auto limits = h200_like();
+  const auto limits = h200_limits();
   for (int64_t m : {1, 8, 64, 128, 1000, 4096}) {
     for (int64_t n : {1024, 4096, 28672}) {
       EXPECT_FALSE(flux::select_gemm_config(m, n, 4096, limits, {}, 0, false).config.swap_ab);
@@ -235,7 +227,7 @@ TEST(GemmConfig, SwapAbOnlyWhenAllowed) {
 }
 
 TEST(GemmConfig, ForcedSplitK) {
-  const auto limits = h200_like();
+  const auto limits = h200_limits();
   flux::GemmSelection s = flux::select_gemm_config(1000, 1024, 4096, limits, {}, 8);
   EXPECT_EQ(s.splits, 8);
   EXPECT_TRUE(s.config.split_k);
@@ -248,7 +240,7 @@ TEST(GemmConfig, ForcedSplitK) {
 }
 
 TEST(GemmConfig, HeuristicRejectsBadInput) {
-  auto limits = h200_like();
+  auto limits = h200_limits();
   EXPECT_THROW(flux::select_gemm_config(0, 128, 128, limits), flux::InvalidArgument);
   limits.sm_count = 0;
   EXPECT_THROW(flux::select_gemm_config(128, 128, 128, limits), flux::InvalidArgument);

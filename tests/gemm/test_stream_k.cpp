@@ -13,6 +13,7 @@
 
 #include "flux/gemm.h"
 #include "src/gemm/stream_k.h"
+#include "tests/support/cpu_support.h"
 
 namespace {
 
@@ -120,17 +121,10 @@ TEST(StreamK, InactiveOnWholeWavesAndWhenOff) {
   EXPECT_EQ(s.sk_units, 400 - 264);
 }
 
-flux::DeviceLimits h200() {
-  flux::DeviceLimits limits;
-  limits.sm_count = 132;
-  limits.cc_major = 9;
-  limits.smem_per_block_optin = 232448;
-  limits.name = "NVIDIA H200";
-  return limits;
-}
+using flux::testing::h200_limits;
 
 TEST(StreamK, TheHeuristicUsesItOnAPartialLastWaveOnly) {
-  const flux::DeviceLimits limits = h200();
+  const flux::DeviceLimits limits = h200_limits();
   // 128 x 18432 x 12288: 72 units of 128x128 c1x2 on 66 clusters, a second wave of 6 units whole-tile; its k range
   // is long (192 k-tiles), so the model cuts the last units into k ranges (measured 1.2-1.3x faster than whole
   // tiles on the H200, session 12). (512 x 4608 x 4096, this test's shape until 2026-12-03, is one whole wave of
@@ -162,7 +156,7 @@ TEST(StreamK, TheHeuristicUsesItOnAPartialLastWaveOnly) {
 }
 
 TEST(StreamK, ForcedOnAppliesToCooperativeConfigsOnly) {
-  const flux::DeviceLimits limits = h200();
+  const flux::DeviceLimits limits = h200_limits();
   for (const flux::GemmConfigInfo& c : flux::gemm_configs()) {
     EXPECT_EQ(c.stream_k, !c.pingpong && !c.skinny && !c.swap_ab) << c.name;
   }
@@ -185,15 +179,14 @@ TEST(StreamK, ForcedOnAppliesToCooperativeConfigsOnly) {
 }
 
 TEST(StreamK, SelectionValidationRefusesStreamKWhereItCannotRun) {
-  const flux::DeviceLimits limits = h200();
+  const flux::DeviceLimits limits = h200_limits();
   const flux::GemmDesc desc{18432, 12288, flux::DType::kBF16, flux::WeightLayout::kNK};
   flux::GemmSelection sel = flux::select_gemm_config(128, 18432, 12288, limits);
   ASSERT_TRUE(sel.stream_k) << sel.reason;
   EXPECT_NO_THROW(flux::validate_gemm_selection(desc, 128, sel));
   // A ping-pong selection (only the ping-pong configs have kernels here) marked stream-K: refused.
-  std::vector<int> only_pingpong;
-  for (const flux::GemmConfigInfo& c : flux::gemm_configs()) only_pingpong.push_back(c.pingpong && !c.swap_ab ? 0 : -1);
-  flux::GemmSelection pingpong = flux::select_gemm_config(128, 18432, 12288, limits, only_pingpong);
+  flux::GemmSelection pingpong =
+      flux::select_gemm_config(128, 18432, 12288, limits, flux::testing::only_pingpong_clusters());
   ASSERT_FALSE(pingpong.config.stream_k) << pingpong.reason;
   pingpong.stream_k = true;
   EXPECT_THROW(flux::validate_gemm_selection(desc, 128, pingpong), flux::InvalidArgument);

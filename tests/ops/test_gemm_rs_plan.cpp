@@ -9,16 +9,11 @@
 #include "flux/gemm_ar.h"
 #include "flux/gemm_rs.h"
 #include "src/ops/gemm_rs/gemm_rs_plan.h"
+#include "tests/support/cpu_support.h"
 
 namespace {
 
-flux::DeviceLimits h200_like() {
-  flux::DeviceLimits d;
-  d.cc_major = 9;
-  d.sm_count = 132;
-  d.l2_bytes = 50 * 1024 * 1024;
-  return d;
-}
+using flux::testing::h200_limits;
 
 TEST(GemmRsPlan, RuleAndReasons) {
   std::string why;
@@ -31,7 +26,7 @@ TEST(GemmRsPlan, RuleAndReasons) {
 }
 
 TEST(GemmRsPlan, RankRotatedOrderAndBands) {
-  const auto limits = h200_like();
+  const auto limits = h200_limits();
   flux::GemmRsDesc desc{16384, 12288, 6144, flux::DType::kBF16, flux::WeightLayout::kNK};
   for (int w : {2, 3, 4, 8}) {
     for (int r = 0; r < w; ++r) {
@@ -55,7 +50,7 @@ TEST(GemmRsPlan, RankRotatedOrderAndBands) {
 }
 
 TEST(GemmRsPlan, MustBeAMultipleOfTheWorld) {
-  const auto limits = h200_like();
+  const auto limits = h200_limits();
   flux::GemmRsDesc desc{4096, 1024, 512, flux::DType::kFP16, flux::WeightLayout::kKN};
   auto sel = flux::select_gemm_config(1001, desc.n, desc.k_per_rank, limits);
   try {
@@ -151,7 +146,7 @@ TEST(GemmRsPlan, ReductionNeverWaitsAheadOfProduction) {
 // GEMM+AR plans on the same machinery: every rank the same order and every row (segment_rows = M), the
 // GEMM+RS rule for the path, M not a multiple of W, and the path names.
 TEST(GemmArPlan, EveryRankTheSameOrderOverEveryRow) {
-  const auto limits = h200_like();
+  const auto limits = h200_limits();
   flux::GemmRsDesc desc{4096, 8192, 1024, flux::DType::kBF16, flux::WeightLayout::kNK};
   for (int w : {2, 3, 8}) {
     for (int64_t m : {int64_t(1), int64_t(7), int64_t(127), int64_t(3000)}) {
@@ -192,7 +187,7 @@ TEST(GemmArPlan, EveryRankTheSameOrderOverEveryRow) {
 // Two-shot: GEMM+RS's rank-rotated ring over segments of ceil(M / W) rows (any M: the last segments are
 // shorter or empty), every row in exactly one rank's segment.
 TEST(GemmArPlan, TwoShotRingOverCeilSegments) {
-  const auto limits = h200_like();
+  const auto limits = h200_limits();
   flux::GemmRsDesc desc{4096, 8192, 1024, flux::DType::kBF16, flux::WeightLayout::kNK};
   for (int w : {2, 3, 8}) {
     for (int64_t m : {int64_t(1), int64_t(7), int64_t(127), int64_t(3000)}) {
