@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Write the constants fitted by `fit_heuristic.py --grid rates --emit FIT.json` into src/gemm/gemm_config.cpp.
+"""Write the constants fitted by `fit_heuristic.py --grid rates|rates-large --emit FIT.json` into
+src/gemm/gemm_config.cpp.
 
-The constants of the M <= kMidMaxM regime: kRelativeRateMid (entries of the configs fitted; the others kept),
-kSwapAbMaxM, kReduceFixedUs, kFillUs, kCoopEpilogueUs, kStreamMaxM. Each must appear exactly once (a changed
-layout of gemm_config.cpp is an error, not a silent no-op). Prints what changed.
+The constants of the M <= kMidMaxM regime: kRelativeRateMid (keys "rate<id>": entries of the configs fitted; the
+others kept), kSwapAbMaxM, kReduceFixedUs, kFillUs, kCoopEpilogueUs, kStreamMaxM; of the M > kMidMaxM regime:
+kRelativeRate (keys "lrate<id>"). Each must appear exactly once (a changed layout of gemm_config.cpp is an error,
+not a silent no-op). Prints what changed.
 
 usage: apply_fit.py FIT.json [--file src/gemm/gemm_config.cpp]
 """
@@ -27,18 +29,23 @@ def main():
     a = ap.parse_args()
     fit = json.load(open(a.fit))
     text = open(a.file).read()
-    m = re.search(r"constexpr double kRelativeRateMid\[gemm::kNumConfigs\] = \{([^}]*)\};", text)
-    if not m:
-        sys.exit("apply_fit: kRelativeRateMid not found")
-    rates = [float(x) for x in m.group(1).replace("\n", " ").split(",")]
-    for key, value in fit.items():
-        if key.startswith("rate"):
-            rates[int(key[4:])] = float(value)
-    head = "constexpr double kRelativeRateMid[gemm::kNumConfigs] = {"
-    cells = [f"{r:.2f}" for r in rates]
-    lines = [", ".join(cells[i:i + 7]) for i in range(0, len(cells), 7)]  # 7 per line: within 120 columns
-    body = (",\n" + " " * len(head)).join(lines)
-    text = text[: m.start()] + head + body + "};" + text[m.end():]
+    for table, prefix in (("kRelativeRateMid", "rate"), ("kRelativeRate", "lrate")):
+        keys = {k: v for k, v in fit.items() if re.fullmatch(prefix + r"[0-9]+", k)}
+        if not keys:
+            continue
+        pattern = rf"constexpr double {table}\[gemm::kNumConfigs\] = \{{([^}}]*)\}};"
+        found = list(re.finditer(pattern, text))
+        if len(found) != 1:
+            sys.exit(f"apply_fit: {table}: expected one match of {pattern!r}, found {len(found)}")
+        m = found[0]
+        rates = [float(x) for x in m.group(1).replace("\n", " ").split(",")]
+        for key, value in keys.items():
+            rates[int(key[len(prefix):])] = float(value)
+        head = f"constexpr double {table}[gemm::kNumConfigs] = {{"
+        cells = [f"{r:.2f}" for r in rates]
+        lines = [", ".join(cells[i:i + 7]) for i in range(0, len(cells), 7)]  # 7 per line: within 120 columns
+        body = (",\n" + " " * len(head)).join(lines)
+        text = text[: m.start()] + head + body + "};" + text[m.end():]
     scalars = {"swap_max_m": ("kSwapAbMaxM", "int64_t", lambda v: str(int(v))),
                "reduce_fixed": ("kReduceFixedUs", "double", lambda v: f"{float(v):.1f}"),
                "fill": ("kFillUs", "double", lambda v: f"{float(v):.1f}"),

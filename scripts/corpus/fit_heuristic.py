@@ -11,10 +11,12 @@ constants into gemm_config.cpp (--grid rates --emit FIT.json, then scripts/corpu
 
 --grid rates: coordinate descent of the M <= 2048 regime's constants (kRelativeRateMid, kSwapAbMaxM,
 kReduceFixedUs, kFillUs, kCoopEpilogueUs, kStreamMaxM), maximizing the geometric mean of best / picked.
+--grid rates-large: the same over the shapes with M > 2048 only, of the large-M rate table alone (kRelativeRate;
+keys "lrate<id>"): the other constants are shared with the M <= 2048 regime and stay as committed.
 The skinny decode configs (ids 5, 6) have an item-time term of their own in predict() (as gemm_config.cpp);
 --grid skinny searches only their constants (latency, fill) with the others at their committed values.
 
-usage: fit_heuristic.py SWEEP.jsonl... [--sms 132] [--grid all|skinny|rates] [--emit FIT.json]
+usage: fit_heuristic.py SWEEP.jsonl... [--sms 132] [--grid all|skinny|rates|rates-large] [--emit FIT.json]
 """
 import argparse
 import collections
@@ -57,7 +59,8 @@ def predict(c, m, n, k, s, conc, K):
         comp = K["sk_fill"] + waves * (tn * (k // s) * 2.0 / (in_flight / K["sk_lat"]))
     else:
         ksteps = cdiv(k // s, tk)
-        rate = K.get(f"rate{cid}", RATE_MID[cid]) if m <= MID_MAX_M else RATE[cid]  # gemm_config.cpp: two tables
+        # gemm_config.cpp: two tables (--grid rates fits the first, --grid rates-large the second)
+        rate = K.get(f"rate{cid}", RATE_MID[cid]) if m <= MID_MAX_M else K.get(f"lrate{cid}", RATE[cid])
         mma = 2.0 * tm * tn * tk / (K["sm_flops"] * rate)
         bw = K["sm_bytes"] if m <= K["stream_max_m"] else K["sm_bytes_l2"]
         load = (min(m, tm) + tn) * tk * 2.0 / bw
@@ -127,8 +130,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("sweep", nargs="+")
     ap.add_argument("--sms", type=int, default=132)
-    ap.add_argument("--grid", choices=["all", "skinny", "rates"], default="all")
-    ap.add_argument("--emit", help="--grid rates: write the fitted constants as JSON (scripts/corpus/apply_fit.py)")
+    ap.add_argument("--grid", choices=["all", "skinny", "rates", "rates-large"], default="all")
+    ap.add_argument("--emit", help="--grid rates / rates-large: write the fitted constants as JSON "
+                    "(scripts/corpus/apply_fit.py)")
     a = ap.parse_args()
     shapes = collections.defaultdict(dict)
     cublas = {}
@@ -142,6 +146,8 @@ def main():
         # Whole-tile variants only: stream-K is not modelled here (scripts/corpus/fit_stream_k.py; its rows carry the
         # same config / raster / swizzle keys).
         if r.get("impl") != "flux_sweep" or not r.get("max_rel_err", 0) < 1e-2 or r.get("stream_k"):
+            continue
+        if a.grid == "rates-large" and r["m"] <= MID_MAX_M:
             continue
         key = (r["dtype"], r["m"], r["n"], r["k"])
         shapes[key][(r["config"], r["raster"], r["swizzle"], r.get("splits", 1))] = r["median_ms"]
@@ -168,27 +174,40 @@ def main():
             vc.append(cublas[key] / picked)
             if by_m is not None:
                 by_m[m].append(cublas[key] / picked)
+        if not q:  # no pick of these constants was measured in the sweep: the worst score
+            return 0.0, 0.0, 0.0, 0.0, 0.0, missing
         geo = math.exp(sum(math.log(x) for x in q) / len(q))
         return geo, statistics.median(vc), statistics.median(q), min(vc), min(q), missing
 
-    if a.grid == "rates":
+    if not shapes:
+        raise SystemExit("fit_heuristic: no sweep rows" + (f" with M > {MID_MAX_M}" if a.grid == "rates-large" else ""))
+    if a.grid in ("rates", "rates-large"):
         # Coordinate descent (the grid of every combination is too large): each constant in turn takes the value of
         # its list that maximizes the geometric mean of best / picked over the shapes, until nothing moves.
         rates = [0.80, 0.85, 0.90, 0.94, 0.97, 1.00, 1.03, 1.06, 1.10, 1.15, 1.20, 1.30, 1.40, 1.50, 1.65]
-        space = {f"rate{c[0]}": rates for c in CONFIGS if "skinny" not in c[1] and c[0] != 0}
-        space.update(swap_max_m=[64, 128, 256, 512, 1024, 1 << 30], reduce_fixed=[1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 11.0, 15.0],
-                     fill=[1.0, 4.0, 8.0, 12.0], coop_epi=[0.0, 0.3, 0.6, 1.0, 1.5, 2.5],
-                     stream_max_m=[64, 128, 256, 512])
-        K = dict(base, **{f"rate{cid}": r for cid, r in RATE_MID.items()})  # start from the committed constants
+        if a.grid == "rates":
+            space = {f"rate{c[0]}": rates for c in CONFIGS if "skinny" not in c[1] and c[0] != 0}
+            space.update(swap_max_m=[64, 128, 256, 512, 1024, 1 << 30],
+                         reduce_fixed=[1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 11.0, 15.0], fill=[1.0, 4.0, 8.0, 12.0],
+                         coop_epi=[0.0, 0.3, 0.6, 1.0, 1.5, 2.5], stream_max_m=[64, 128, 256, 512])
+        else:  # the large-M table; swap-AB and the skinny configs are not candidates there
+            space = {f"lrate{c[0]}": rates for c in CONFIGS
+                     if "skinny" not in c[1] and "swapab" not in c[1] and c[0] != 0}
+        # Start from the committed constants.
+        K = dict(base, **{f"rate{cid}": r for cid, r in RATE_MID.items()},
+                 **{f"lrate{cid}": r for cid, r in RATE.items()})
         print(f"{len(shapes)} shapes; start:", "geo %.4f median vs cublas %.3f (best/picked median %.3f, min vc %.3f, "
               "min q %.3f, %d unmeasured picks)" % score(K))
+        # A candidate whose picks the sweep did not measure on more shapes than the start's would be scored on fewer
+        # shapes (the unmeasured ones dropped): never taken.
+        start_missing = score(K)[5]
         for sweep_round in range(6):
             moved = False
             for key, values in space.items():
                 best_v, best_s = K[key], score(K)
                 for v in values:
                     sc = score(dict(K, **{key: v}))
-                    if sc[0] > best_s[0] + 1e-6:
+                    if sc[0] > best_s[0] + 1e-6 and sc[5] <= start_missing:
                         best_v, best_s = v, sc
                 if best_v != K[key]:
                     K[key], moved = best_v, True
@@ -196,7 +215,8 @@ def main():
                   "min q %.3f, %d unmeasured picks)" % score(K), {k: K[k] for k in space})
             if not moved:
                 break
-        for label, consts in (("committed", dict(base)), ("fitted", K)):  # committed: gemm_config.cpp today
+        # committed: gemm_config.cpp today (its two rate tables are RATE_MID / RATE)
+        for label, consts in (("committed", dict(base)), ("fitted", K)):
             per_m = collections.defaultdict(list)
             score(consts, per_m)
             print(f"{label} picks vs cublas by M:", {m: round(statistics.median(x), 3) for m, x in sorted(per_m.items())})
