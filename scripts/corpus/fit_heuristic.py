@@ -78,6 +78,9 @@ def choose(m, n, k, sms, K):
     for c in CONFIGS:
         if "swapab" in c[1] and m > K["swap_max_m"]:
             continue
+        # gemm_config.cpp: at M <= kStreamMaxM the 128x128 ping-pong config yields to swap-AB where that is a candidate.
+        if c[0] == 1 and m <= K["stream_max_m"] and m <= K["swap_max_m"]:
+            continue
         skinny = "skinny" in c[1]
         if skinny and m > c[2]:
             continue

@@ -3,9 +3,11 @@
 # which had no device time left (the budget was spent before it began): for the next session's first call.
 # 1. The scheduler without stream-K in the ping-pong and split-K partial kernels (OrderedTileScheduler<false>:
 #    is_last_tile() a counter test again; session 13 found split-K rows 0.92-0.98x of 2026-12-01's times with
-#    unsplit rows unchanged): the GEMM core's GPU tests, then the judge — the test half's every-3rd rows (the rows
-#    of s13c, cuBLAS in the same run) — and the per-kernel times of four split-K decode calls (ncu, one metric:
-#    the partial GEMM and the reduction separately: split-K's fixed cost measured, not fitted).
+#    unsplit rows unchanged), and the decode rule (M <= 64: 128x128 ping-pong yields to swap-AB; chosen on the
+#    tuning half only): the GEMM core's GPU tests, then the judge — the test half's every-3rd rows (the rows of
+#    s13c, cuBLAS in the same run; rows whose pick changed judge the rule, the others the scheduler) — and the
+#    per-kernel times of four split-K decode calls (ncu, one metric: the partial GEMM and the reduction
+#    separately: split-K's fixed cost measured, not fitted).
 # 2. The fused-op benches' shared setup (FusedBench, tools/bench/bench_ranks.h): gemm-rs, ag-gemm, gemm-ar once
 #    each at W = 2 under MPS on one shape.
 # 3. The README's main command.

@@ -289,8 +289,25 @@ GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLi
   Prediction best_p;
   double best_unsplit_us = 0.0;
   const bool fp8 = dtype == DType::kE4M3;
+  // Whether the swap-AB config is a candidate for this call (allowed, M within its bound, a kernel compiled).
+  bool swap_ab_candidate = false;
+  for (const GemmConfigInfo& c : configs) {
+    const bool compiled = static_cast<size_t>(c.id) >= max_active_clusters.size() || max_active_clusters[c.id] >= 0;
+    swap_ab_candidate =
+        swap_ab_candidate || (c.swap_ab && c.fp8 == fp8 && allow_swap_ab && m <= kSwapAbMaxM && compiled);
+  }
   for (const GemmConfigInfo& c : configs) {
     if (c.fp8 != fp8) continue;  // compiled for the other input types
+    // At decode M the 128x128 ping-pong config yields to the swap-AB one where that is a candidate: the time model
+    // rates them alike there (the same bytes of B per column), but on the tuning half's decode sweeps (M <= 64,
+    // 2026-12-03 s13c and 2026-12-01, 141 shapes each) every shape the model gave 128x128 ping-pong ran faster
+    // on swap-AB 64x128: unsplit 1.28-1.34x (17 shapes each, min 1.11x), split 1.10x (6 shapes, min 1.07x);
+    // geometric mean of best / picked over the decode shapes 0.925 -> 0.962 (s13c), 0.929 -> 0.961 (12-01).
+    // Without swap-AB (plans that run the extension points) it stays a candidate: the next choice there,
+    // 256x128, ran 0.6x of it on the same shapes.
+    if (c.id == static_cast<int>(gemm::ConfigId::k128x128x64PingpongC1x2) && m <= kStreamMaxM && swap_ab_candidate) {
+      continue;
+    }
     // Swap-AB: the weight's N along WGMMA's M (64-row groups), A's rows along its N; a candidate up to kSwapAbMaxM
     // (fitted), and never for plans that run the extension points (its tiles run the other way).
     if (c.swap_ab && (!allow_swap_ab || m > kSwapAbMaxM)) continue;

@@ -164,6 +164,46 @@ TEST(GemmConfig, HeuristicCooperativeRasterFollowsLongerDimension) {
   EXPECT_EQ(flux::select_gemm_config(65536, 1024, 12288, limits, no_pingpong).raster, flux::Raster::kRowMajor);
 }
 
+TEST(GemmConfig, DecodeTakesSwapAbOverTheSquarePingpongTile) {
+  // M <= 64 (the streaming regime): the 128x128 ping-pong config is no candidate while the swap-AB config is one
+  // (it ran 1.1-1.3x faster on every tuning-half decode shape the model had given 128x128); without swap-AB (the
+  // fused ops' plans) it still is. Shapes where the model took 128x128 ping-pong unsplit before the rule.
+  const auto limits = h200_limits();
+  const std::vector<std::pair<int64_t, int64_t>> nk = {{14336, 4096}, {10240, 8192}, {16384, 16384}, {9216, 16384}};
+  auto square = [](const flux::GemmSelection& s) { return std::string(s.config.name) == "128x128x64_pingpong_c1x2"; };
+  const std::vector<int> measured = flux::testing::h200_measured_clusters();
+  int square_without_swap = 0;
+  for (int64_t m : {1, 8, 64}) {
+    for (const auto& [n, k] : nk) {
+      const flux::GemmSelection with = flux::select_gemm_config(m, n, k, limits, measured, 0, true);
+      EXPECT_FALSE(square(with)) << m << "x" << n << "x" << k << ": " << with.reason;
+      const flux::GemmSelection without = flux::select_gemm_config(m, n, k, limits, measured, 0, false);
+      EXPECT_FALSE(without.config.swap_ab) << without.reason;
+      square_without_swap += square(without);
+    }
+  }
+  EXPECT_GT(square_without_swap, 0) << "without swap-AB the 128x128 ping-pong config is still chosen at decode";
+  // With no swap-AB kernel compiled (max_active_clusters -1 for it) the rule does not apply either.
+  std::vector<int> no_swap_kernel = measured;
+  for (const auto& c : flux::gemm_configs()) {
+    if (c.swap_ab) no_swap_kernel[c.id] = -1;
+  }
+  int square_no_kernel = 0;
+  for (const auto& [n, k] : nk) {
+    const flux::GemmSelection s = flux::select_gemm_config(1, n, k, limits, no_swap_kernel, 0, true);
+    square_no_kernel += square(s);
+  }
+  EXPECT_GT(square_no_kernel, 0);
+  // Above the streaming regime the rule is silent: 128x128 ping-pong remains a candidate (picked somewhere).
+  int square_above = 0;
+  for (int64_t m : {128, 256, 512}) {
+    for (const auto& [n, k] : nk) {
+      square_above += square(flux::select_gemm_config(m, n, k, limits, measured));
+    }
+  }
+  EXPECT_GT(square_above, 0);
+}
+
 TEST(GemmConfig, PingpongSwizzleIsBoundedByTheRows) {
   // M = 300: 3 unit rows of 128 (5 of 64): bands of at most 2 (4) unit rows, never more rows than exist. Only
   // the ping-pong configs have kernels here (the others -1), so one of them is picked.
