@@ -44,6 +44,7 @@ SKINNY_STAGES = 4
 SKINNY_CTAS_PER_SM = 2  # resident (shared memory: 4 stages of ~25 KB); the plan measures it (occupancy)
 SKINNY_CANDIDATE_MAX_TILE_M = 16  # gemm_config.cpp: the 64-row skinny config is not a candidate
 MAX_SPLIT, MIN_DEPTH, SWAP_MAX_M = 16, 256, 1024
+SQUARE_PINGPONG_YIELD_MAX_M = 64  # gemm_config.cpp kSquarePingpongYieldMaxM
 
 
 def cdiv(a, b):
@@ -78,8 +79,9 @@ def choose(m, n, k, sms, K):
     for c in CONFIGS:
         if "swapab" in c[1] and m > K["swap_max_m"]:
             continue
-        # gemm_config.cpp: at M <= kStreamMaxM the 128x128 ping-pong config yields to swap-AB where that is a candidate.
-        if c[0] == 1 and m <= K["stream_max_m"] and m <= K["swap_max_m"]:
+        # gemm_config.cpp: up to kSquarePingpongYieldMaxM the 128x128 ping-pong config yields to swap-AB where that
+        # is a candidate.
+        if c[0] == 1 and m <= SQUARE_PINGPONG_YIELD_MAX_M and m <= K["swap_max_m"]:
             continue
         skinny = "skinny" in c[1]
         if skinny and m > c[2]:

@@ -148,6 +148,9 @@ constexpr double kStreamKMinGain = 0.03;
 constexpr double kStreamKIterCost = 1.5;
 // The swap-AB config is a candidate for M <= this only (fitted 2026-12-03 with kRelativeRateMid; was 64).
 constexpr int64_t kSwapAbMaxM = 1024;
+// Up to this M the 128x128 ping-pong config yields to swap-AB (see select_gemm_config): the M range of the tuning
+// half's decode sweeps that showed it, kept apart from kStreamMaxM (a fitted constant of the load model).
+constexpr int64_t kSquarePingpongYieldMaxM = 64;
 // Split whenever predicted faster (the fit found no margin that helps).
 constexpr double kSplitMinGain = 0.0;
 
@@ -305,7 +308,8 @@ GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLi
     // geometric mean of best / picked over the decode shapes 0.925 -> 0.962 (s13c), 0.929 -> 0.961 (12-01).
     // Without swap-AB (plans that run the extension points) it stays a candidate: the next choice there,
     // 256x128, ran 0.6x of it on the same shapes.
-    if (c.id == static_cast<int>(gemm::ConfigId::k128x128x64PingpongC1x2) && m <= kStreamMaxM && swap_ab_candidate) {
+    if (c.id == static_cast<int>(gemm::ConfigId::k128x128x64PingpongC1x2) && m <= kSquarePingpongYieldMaxM &&
+        swap_ab_candidate) {
       continue;
     }
     // Swap-AB: the weight's N along WGMMA's M (64-row groups), A's rows along its N; a candidate up to kSwapAbMaxM

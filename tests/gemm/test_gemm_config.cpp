@@ -165,7 +165,7 @@ TEST(GemmConfig, HeuristicCooperativeRasterFollowsLongerDimension) {
 }
 
 TEST(GemmConfig, DecodeTakesSwapAbOverTheSquarePingpongTile) {
-  // M <= 64 (the streaming regime): the 128x128 ping-pong config is no candidate while the swap-AB config is one
+  // M <= 64 (kSquarePingpongYieldMaxM): the 128x128 ping-pong config is no candidate while the swap-AB config is one
   // (it ran 1.1-1.3x faster on every tuning-half decode shape the model had given 128x128); without swap-AB (the
   // fused ops' plans) it still is. Shapes where the model took 128x128 ping-pong unsplit before the rule.
   const auto limits = h200_limits();
