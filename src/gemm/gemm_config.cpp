@@ -292,12 +292,16 @@ GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLi
   Prediction best_p;
   double best_unsplit_us = 0.0;
   const bool fp8 = dtype == DType::kE4M3;
-  // Whether the swap-AB config is a candidate for this call (allowed, M within its bound, a kernel compiled).
+  // A config without a kernel for the plan's dtype / layout (max_active_clusters < 0) is never a candidate.
+  auto has_kernel = [&](const GemmConfigInfo& c) {
+    return static_cast<size_t>(c.id) >= max_active_clusters.size() || max_active_clusters[c.id] >= 0;
+  };
+  // Swap-AB: the weight's N along WGMMA's M (64-row groups), A's rows along its N; a candidate up to kSwapAbMaxM
+  // (fitted), and never for plans that run the extension points (its tiles run the other way).
+  const bool swap_ab_allowed = allow_swap_ab && m <= kSwapAbMaxM;
   bool swap_ab_candidate = false;
   for (const GemmConfigInfo& c : configs) {
-    const bool compiled = static_cast<size_t>(c.id) >= max_active_clusters.size() || max_active_clusters[c.id] >= 0;
-    swap_ab_candidate =
-        swap_ab_candidate || (c.swap_ab && c.fp8 == fp8 && allow_swap_ab && m <= kSwapAbMaxM && compiled);
+    swap_ab_candidate = swap_ab_candidate || (c.swap_ab && c.fp8 == fp8 && swap_ab_allowed && has_kernel(c));
   }
   for (const GemmConfigInfo& c : configs) {
     if (c.fp8 != fp8) continue;  // compiled for the other input types
@@ -312,9 +316,7 @@ GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLi
         swap_ab_candidate) {
       continue;
     }
-    // Swap-AB: the weight's N along WGMMA's M (64-row groups), A's rows along its N; a candidate up to kSwapAbMaxM
-    // (fitted), and never for plans that run the extension points (its tiles run the other way).
-    if (c.swap_ab && (!allow_swap_ab || m > kSwapAbMaxM)) continue;
+    if (c.swap_ab && !swap_ab_allowed) continue;
     // The skinny configs are for M within one of their tiles (their purpose: decode; taller M re-streams B
     // once per 16 or 64 rows).
     if (c.skinny && m > c.tile_m) continue;
@@ -323,8 +325,8 @@ GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLi
     // of shared-memory loads and MMAs is 4x the 16-row config's: 8 n8 tiles per K chunk), and picking it
     // cost up to 1.6x on the test half. Forcing it (FLUX_GEMM_CONFIG / GemmOptions::config) still works.
     if (c.skinny && c.tile_m > kSkinnyCandidateMaxTileM) continue;
+    if (!has_kernel(c)) continue;
     const bool known = static_cast<size_t>(c.id) < max_active_clusters.size();
-    if (known && max_active_clusters[c.id] < 0) continue;  // no kernel for this plan's dtype / layout
     int64_t concurrent = limits.sm_count / (c.cluster_m * c.cluster_n) * (c.skinny ? gemm::kSkinnyMaxCtasPerSm : 1);
     if (known && max_active_clusters[c.id] > 0) concurrent = max_active_clusters[c.id];
     std::vector<int32_t> candidates;
