@@ -330,13 +330,11 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
         std::vector<Measured> sweep_results;
         std::vector<tools::TimedRun> sweep_runs;
         auto add_variant = [&](const GemmOptions& o) {
-          plans.push_back(std::make_unique<GemmPlan>(desc, o));
-          GemmPlan* p = plans.back().get();
-          const GemmSelection vs = p->select(m);
-          if (o.stream_k == StreamKMode::kOn && !vs.stream_k) {  // whole waves here: the whole-tile variants cover it
-            plans.pop_back();
-            return;
-          }
+          auto variant = std::make_unique<GemmPlan>(desc, o);
+          const GemmSelection vs = variant->select(m);
+          if (o.stream_k == StreamKMode::kOn && !vs.stream_k) return;  // whole waves: the whole-tile variants cover it
+          GemmPlan* p = variant.get();
+          plans.push_back(std::move(variant));
           Measured r;
           r.impl = "flux_sweep";
           r.config = o.config;
