@@ -9,12 +9,15 @@
 # 3. the judge: the test half's every-3rd rows (M = 1, 8, 64, 512, 4096; bf16 and fp16, cuBLAS in the same run), the
 #    rows of s13c and of session 14's lost run;
 # 4. the README's main command.
+# Run twice in session 15: s15a (the first in-kernel reduction, slice by slice), s15b (its loads batched); TAG
+# names the result files (default s15a).
 # Files back: checks.log, bench.log, fit.json, the sweep (gzip), the two result files, build.log (on a failure).
 source scripts/device/build_tree.sh "$1"
+tag="${TAG:-s15a}"
 cat "$out/gpu.txt" >> "$out/checks.log"; rm -f "$out/gpu.txt"
 step checks.log 120 flux_gpu_tests --gtest_filter='SkinnyGpu.*:SplitKGpu.*:GemmCoreGpu.*'
 grep -E "PASSED|FAILED" "$out/checks.log" | head -12
-sweep="$out/gemm_sweep_tune_decode_m16_every4_h200_s15a.jsonl"
+sweep="$out/gemm_sweep_tune_decode_m16_every4_h200_${tag}.jsonl"
 step checks.log 130 flux-bench gemm --corpus tune --corpus-max-m 16 --corpus-every 4 --dtypes bf16 --sweep --iters 20 \
   --warmup 3 --json "$sweep"
 gzip -9 "$sweep"
@@ -27,11 +30,11 @@ rm -f bench/results/gemm_2026????T*.jsonl
 left=$(( 560 - ($(date +%s) - T0) - 60 ))
 [ $left -gt 160 ] && left=160
 step bench.log $left flux-bench gemm --corpus test --corpus-every 3 --dtypes bf16,fp16 --iters 20 --warmup 3 \
-  --json "$out/gemm_corpus_test_every3_h200_s15a.jsonl"
+  --json "$out/gemm_corpus_test_every3_h200_${tag}.jsonl"
 grep -E "median" "$out/bench.log" | tail -6
 left=$(( 585 - ($(date +%s) - T0) ))
 step bench.log $left ./scripts/main.sh --iters 20
-cp bench/results/gemm_2026????T*.jsonl "$out/gemm_main_h200_s15a.jsonl" 2>/dev/null
+cp bench/results/gemm_2026????T*.jsonl "$out/gemm_main_h200_${tag}.jsonl" 2>/dev/null
 grep -E "median|rc=" "$out/bench.log" | tail -4
 [ $status -eq 0 ] && rm -f "$out/build.log"
 echo "done at $(( $(date +%s) - T0 )) s"
