@@ -84,8 +84,7 @@ struct GemmSelection {
   int64_t tiles_m = 0, tiles_n = 0;  // real tiles of C (flags of the hooks are indexed by these)
   // Split-K factor: K is cut into `splits` slices of K / splits (a multiple of 8) computed by separate
   // CTAs into fp32 partials, which a second kernel sums in slice order (+ bias) into C and publishes
-  // tile by tile: bitwise reproducible (the skinny configs sum them inside the same kernel, in the same
-  // order, when the plan's per-stream counters exist). 1 = the whole K in one CTA per tile.
+  // tile by tile: bitwise reproducible. 1 = the whole K in one CTA per tile.
   int32_t splits = 1;
   // Stream-K (src/gemm/stream_k.h; cooperative configs, splits 1): when the units do not fill whole waves,
   // the last ~1-2 waves' units are cut into k ranges, one per cluster of the persistent grid, and summed in a

@@ -14,7 +14,7 @@ kReduceFixedUs, kFillUs, kCoopEpilogueUs, kStreamMaxM), maximizing the geometric
 --grid rates-large: the same over the shapes with M > 2048 only, of the large-M rate table alone (kRelativeRate;
 keys "lrate<id>"): the other constants are shared with the M <= 2048 regime and stay as committed.
 The skinny decode configs (ids 5, 6) have an item-time term of their own in predict() (as gemm_config.cpp);
---grid skinny searches only their constants (latency, fill, the in-kernel split-K reduction's fixed cost) with the
+--grid skinny searches only their constants (latency, fill) with the
 others at their committed values, ranked by the geometric mean of best / picked; --emit writes the best.
 
 usage: fit_heuristic.py SWEEP.jsonl... [--sms 132] [--grid all|skinny|rates|rates-large] [--emit FIT.json]
@@ -70,8 +70,8 @@ def predict(c, m, n, k, s, conc, K):
         comp = K["fill"] + waves * item
     by = (m * k + n * k + m * n) * 2.0 + (s * m * n * 4.0 if s > 1 else 0.0)
     t = max(comp, by / K["hbm"])
-    if s > 1:  # the skinny configs reduce inside the kernel: a fixed cost of their own (gemm_config.cpp)
-        t += K["sk_reduce_fixed" if "skinny" in name else "reduce_fixed"] + (s * m * n * 4.0 + m * n * 2.0) / K["hbm"]
+    if s > 1:
+        t += K["reduce_fixed"] + (s * m * n * 4.0 + m * n * 2.0) / K["hbm"]
     return t, units
 
 
@@ -159,12 +159,11 @@ def main():
         shapes[key][(r["config"], r["raster"], r["swizzle"], r.get("splits", 1))] = r["median_ms"]
         cublas[key] = r["cublas_ms"]
     base = dict(sm_flops=5.3e6, sm_bytes=2.0e4, sm_bytes_l2=1.6e5, stream_max_m=64, hbm=4.0e6, fill=12.0, coop_epi=0.3,
-                reduce_fixed=8.0, split_gain=0.0, sk_lat=6.0, sk_fill=1.0, sk_reduce_fixed=1.0, swap_max_m=SWAP_MAX_M)
+                reduce_fixed=8.0, split_gain=0.0, sk_lat=6.0, sk_fill=1.0, swap_max_m=SWAP_MAX_M)
     grid = dict(sm_bytes=[1e4, 2e4, 3e4, 6e4, 1.6e5], stream_max_m=[128, 256, 512], fill=[1.0, 4.0, 8.0],
                 reduce_fixed=[1.0, 2.0, 4.0], split_gain=[0.0, 0.05])
     if a.grid == "skinny":
-        grid = dict(sk_lat=[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 1e3], sk_fill=[0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0],
-                    sk_reduce_fixed=[0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0])
+        grid = dict(sk_lat=[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 1e3], sk_fill=[0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0])
     def score(K, by_m=None):
         q, vc, missing = [], [], 0
         for key, variants in shapes.items():

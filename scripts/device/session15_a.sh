@@ -9,8 +9,10 @@
 # 3. the judge: the test half's every-3rd rows (M = 1, 8, 64, 512, 4096; bf16 and fp16, cuBLAS in the same run), the
 #    rows of s13c and of session 14's lost run;
 # 4. the README's main command.
-# Run twice in session 15: s15a (the first in-kernel reduction, slice by slice), s15b (its loads batched); TAG
-# names the result files (default s15a).
+# Run twice in session 15: s15a at e25663f (the first in-kernel reduction, slice by slice), s15b at c997b9e (its
+# loads batched); TAG names the result files (default s15a). Both ran no faster than the reduction kernel, and the
+# in-kernel reduction (and its fit constant sk_reduce_fixed) was taken out again: this script reproduces them only
+# on those commits.
 # Files back: checks.log, bench.log, fit.json, the sweep (gzip), the two result files, build.log (on a failure).
 source scripts/device/build_tree.sh "$1"
 tag="${TAG:-s15a}"

@@ -42,14 +42,6 @@ __device__ __forceinline__ void red_add_release_sys(uint32_t* ptr, uint32_t valu
   asm volatile("red.release.sys.global.add.u32 [%0], %1;" ::"l"(ptr), "r"(value) : "memory");
 }
 
-// An arrival counter of the kernels' per-tile "last one finishes" steps (the split-K reductions): acquire-release
-// at GPU scope, so the arrivals before it happen-before whoever sees the count complete.
-__device__ __forceinline__ uint32_t atom_add_acq_rel_gpu(uint32_t* ptr, uint32_t value) {
-  uint32_t old;
-  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(ptr), "r"(value) : "memory");
-  return old;
-}
-
 __device__ __forceinline__ uint64_t globaltimer_ns() {
   uint64_t t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));

@@ -236,8 +236,7 @@ struct GemmPlan::Impl {
   DeviceStatus* status = nullptr;         // device memory, one record
   // Split-K / stream-K workspaces, one per stream the plan has run such a call on (so calls on different
   // streams never share one), each split_k_workspace_bound() bytes or what a forced split needed, and
-  // counters: per-tile arrivals of the split-K reduction (when it publishes) or of the skinny kernels' own
-  // reduction (always), or the stream-K fixup's flags;
+  // counters: the split-K reduction's per-tile arrivals (when it publishes) or the stream-K fixup's flags;
   // both return to zero after every call (and check_status() zeroes them after a failed wait).
   struct Workspace {
     void* ptr = nullptr;
@@ -506,10 +505,8 @@ void GemmPlan::run(const GemmArgs& args, cudaStream_t stream) const {
   if (sel.splits > 1 || sel.stream_k) {
     const bool sk = sel.stream_k;
     const int64_t needed = sk ? sk_needs.bytes : split_k_partial_bytes(sel, args.m, p.desc.n);
-    // Counters: the stream-K fixup's flags always; the split-K reduction's arrivals when it publishes. The skinny
-    // kernels reduce their own partials with them (one kernel, not two) and fall back to split_k_reduce without.
-    const bool need_counters = sk || args.publish.mode != PublishMode::kNone;
-    const bool want_counters = need_counters || sel.config.skinny;
+    // Counters: the stream-K fixup's flags always; the split-K reduction's arrivals when it publishes.
+    const bool want_counters = sk || args.publish.mode != PublishMode::kNone;
     const int64_t counters = sk ? sk_needs.flags : sel.tiles_m * sel.tiles_n;
     if (args.workspace != nullptr) {
       FLUX_CHECK_ARG(args.workspace_bytes >= needed, "flux gemm: workspace of ", args.workspace_bytes, " bytes for a ",
@@ -550,7 +547,7 @@ void GemmPlan::run(const GemmArgs& args, cudaStream_t stream) const {
       if (it != p.workspaces.end()) {
         if (workspace == nullptr) workspace = static_cast<float*>(it->second.ptr);
         arrivals = it->second.arrivals;
-      } else if (need_counters) {
+      } else {
         workspace = nullptr;
       }
     }
@@ -632,14 +629,6 @@ void GemmPlan::run(const GemmArgs& args, cudaStream_t stream) const {
   launch.programmatic = args.after_resident_helper;
   if (!split) {
     gemm::launch_kernel(gemm::kernel_key(p.desc, static_cast<gemm::ConfigId>(sel.config.id), gemm::GemmOutput::kFinal),
-                        launch, stream);
-    return;
-  }
-  if (sel.config.skinny && arrivals != nullptr) {
-    // Split-K of a skinny config with the plan's counters: the kernel's last slice per tile sums the partials in
-    // slice order, adds the bias, stores C and publishes (src/gemm/kernel/skinny_gemm.cuh).
-    launch.split_k_arrivals = arrivals;
-    gemm::launch_kernel(gemm::kernel_key(p.desc, static_cast<gemm::ConfigId>(sel.config.id), gemm::GemmOutput::kPartial),
                         launch, stream);
     return;
   }

@@ -101,8 +101,7 @@ constexpr double kRelativeRateMid[gemm::kNumConfigs] = {1.00, 1.06, 1.30, 1.00, 
 //                 (+ the exposed epilogue of cooperative configs; ping-pong hides it behind the other
 //                 math group)
 //   GEMM        = max(fill + waves x item time, bytes of A, B, C (and the partials) / HBM bandwidth)
-//   split-K     + the reduction: a second kernel (fixed cost) reading S fp32 partials per element (the skinny
-//                 configs: the same pass inside the kernel, a fixed cost of their own).
+//   split-K     + the reduction: a second kernel (fixed cost) reading S fp32 partials per element.
 // The MMA time of a k-step is the tile's full work even when M is smaller than the tile (WGMMA computes
 // all 64-row groups), which is why small M is decided by the load and memory terms, and why splitting K
 // pays there: S times the SMs stream B, each 1/S of it.
@@ -193,10 +192,6 @@ struct Prediction {
 constexpr double kSkinnyLatencyUs = 6.0;
 constexpr int32_t kSkinnyCandidateMaxTileM = 16;
 constexpr double kSkinnyFillUs = 1.0;
-// Split-K of the skinny configs reduces inside the kernel (the tile's last slice sums the partials from L2; no
-// second kernel, no wait for the grid's end): its fixed cost in place of kReduceFixedUs. First estimate (the last
-// CTA's pass over S x 16 x 64 fp32 partials, ~1 us), not yet fitted (fit_heuristic.py --grid skinny).
-constexpr double kSkinnyReduceFixedUs = 1.0;
 
 Prediction predict(const GemmConfigInfo& c, int64_t m, int64_t n, int64_t k, int32_t splits, int64_t concurrent,
                    bool stream_k = false) {
@@ -239,10 +234,7 @@ Prediction predict(const GemmConfigInfo& c, int64_t m, int64_t n, int64_t k, int
   double bytes = (double(m) * k + double(n) * k) * es + double(m) * n * 2.0;
   if (splits > 1) bytes += double(splits) * m * n * 4.0;  // partials written
   p.us = std::max(compute_us, bytes / kHbmBytesPerUs);
-  if (splits > 1) {
-    p.us += (c.skinny ? kSkinnyReduceFixedUs : kReduceFixedUs) +
-            (double(splits) * m * n * 4.0 + double(m) * n * 2.0) / kHbmBytesPerUs;
-  }
+  if (splits > 1) p.us += kReduceFixedUs + (double(splits) * m * n * 4.0 + double(m) * n * 2.0) / kHbmBytesPerUs;
   return p;
 }
 

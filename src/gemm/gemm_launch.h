@@ -32,10 +32,6 @@ struct KernelLaunch {
   float* workspace = nullptr;  // kPartial: [splits, m, n] fp32 partial products; stream-K: one fp32 tile per CTA
   StreamKShape stream_k{};     // active: the cooperative kernel runs this decomposition (num_clusters = its workers)
   uint32_t* stream_k_flags = nullptr;  // stream-K: one per CTA and math warp group, zero between calls
-  // kPartial of a skinny config: one arrival counter per output tile (zero between calls). Given, the kernel
-  // reduces its own partials (the last slice of a tile to arrive sums all of them in slice order, adds the
-  // bias, stores C and publishes it) and no split_k_reduce follows; null, it writes the partials only.
-  uint32_t* split_k_arrivals = nullptr;
   device::WaitContext stream_k_ctx{};  // stream-K: the fixup's bounded wait
   TileOrderMap order{};
   kernel::WaitHookParams wait{};

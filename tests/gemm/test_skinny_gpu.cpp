@@ -1,7 +1,7 @@
 // tests/gemm/test_skinny_gpu.cpp — the skinny decode kernels (src/gemm/kernel/skinny_gemm.cuh) on the GPU:
 // decode shapes against the fp64 reference (outputs poisoned, every element checked) with and without
 // split-K and with a grid smaller than the work (GemmOptions::max_sms: CTAs loop over items), bitwise
-// repeatability, the in-kernel split-K reduction against the reduction kernel (bitwise), the extension points (wait-before-load held, every tile published once after its stores,
+// repeatability, the extension points (wait-before-load held, every tile published once after its stores,
 // M-block counters) unsplit and split, and a CUDA-graph replay with new inputs. The generic tests
 // (test_gemm_gpu.cpp, test_split_k_gpu.cpp) also run these configs through their loops.
 // Skips with a message where no sm_90 GPU is present.
@@ -97,80 +97,6 @@ TEST(SkinnyGpu, ResultsAreBitwiseReproducible) {
       flux::testing::expect_close(p.compare(stream), desc.dtype, flux::detail::cat(config, " split ", splits));
     }
   }
-}
-
-// The skinny kernels' in-kernel split-K reduction (a stream with the plan's counters) against the two-kernel path
-// (split_k_reduce; a call captured on a stream with only GemmArgs::workspace and no counters of the plan yet):
-// the same bits, both right against the reference.
-TEST(SkinnyGpu, InKernelReductionMatchesTheReductionKernelBitwise) {
-  FLUX_REQUIRE_GPU();
-  std::mt19937_64 rng(808);
-  int cases = 0;
-  for (const char* config : kSkinny) {
-    for (flux::DType dtype : {flux::DType::kBF16, flux::DType::kFP16}) {
-      for (int32_t splits : {2, 5}) {
-        Stream eager, captured;
-        int64_t n = random_dim(rng, 64, 2500);
-        if (n % 64 == 0) n += 24;
-        const int64_t k = random_dim(rng, 64, 900) * splits;
-        const int64_t m = std::vector<int64_t>{1, 3, 13, 40}[rng() % 4];
-        flux::GemmDesc desc{n, k, dtype, flux::WeightLayout::kNK};
-        GemmProblem p(desc, m, true, rng(), eager);
-        flux::GemmOptions options;
-        options.config = config;
-        options.split_k = splits;
-        flux::GemmPlan plan(desc, options);
-        ASSERT_EQ(plan.select(m).splits, splits);
-        const std::string what = flux::detail::cat(config, " ", flux::to_string(dtype), " M=", m, " N=", n, " K=", k,
-                                                   " split ", splits);
-        p.poison_output(eager);
-        plan.run(p.args(), eager);  // in-kernel: the plan's counters for `eager` are made by this call
-        FLUX_CUDA_CHECK(cudaStreamSynchronize(eager));
-        plan.check_status();
-        flux::testing::expect_close(p.compare(eager), dtype, what + " in-kernel");
-        const std::vector<char> in_kernel = to_host(p.c);
-
-        DeviceBuffer workspace(static_cast<size_t>(plan.workspace_bytes(m)));
-        flux::GemmArgs args = p.args();
-        args.workspace = workspace.ptr;
-        args.workspace_bytes = plan.workspace_bytes(m);
-        cudaGraph_t graph = nullptr;
-        FLUX_CUDA_CHECK(cudaStreamBeginCapture(captured, cudaStreamCaptureModeThreadLocal));
-        plan.run(args, captured);  // no counters for `captured`, none may be allocated: split_k_reduce
-        FLUX_CUDA_CHECK(cudaStreamEndCapture(captured, &graph));
-        size_t nodes = 0;
-        FLUX_CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &nodes));
-        EXPECT_EQ(nodes, 2u) << what << ": the partial GEMM and the reduction kernel";
-        cudaGraphExec_t exec = nullptr;
-        FLUX_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-        p.poison_output(captured);
-        FLUX_CUDA_CHECK(cudaGraphLaunch(exec, captured));
-        FLUX_CUDA_CHECK(cudaStreamSynchronize(captured));
-        plan.check_status();
-        ASSERT_EQ(0, std::memcmp(in_kernel.data(), to_host(p.c).data(), in_kernel.size())) << what;
-        FLUX_CUDA_CHECK(cudaGraphExecDestroy(exec));
-        FLUX_CUDA_CHECK(cudaGraphDestroy(graph));
-
-        // The in-kernel path captured (one node) and replayed: every replay finds the counters zero again.
-        FLUX_CUDA_CHECK(cudaStreamBeginCapture(eager, cudaStreamCaptureModeThreadLocal));
-        plan.run(p.args(), eager);
-        FLUX_CUDA_CHECK(cudaStreamEndCapture(eager, &graph));
-        FLUX_CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &nodes));
-        EXPECT_EQ(nodes, 1u) << what << ": one kernel";
-        FLUX_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-        for (int rep = 0; rep < 3; ++rep) {
-          p.poison_output(eager);
-          FLUX_CUDA_CHECK(cudaGraphLaunch(exec, eager));
-          FLUX_CUDA_CHECK(cudaStreamSynchronize(eager));
-          ASSERT_EQ(0, std::memcmp(in_kernel.data(), to_host(p.c).data(), in_kernel.size())) << what << " replay " << rep;
-        }
-        FLUX_CUDA_CHECK(cudaGraphExecDestroy(exec));
-        FLUX_CUDA_CHECK(cudaGraphDestroy(graph));
-        ++cases;
-      }
-    }
-  }
-  EXPECT_EQ(cases, 2 * 2 * 2);
 }
 
 // Wait flags all released before the call (the kernel must pass them and read A after), publish flags and

@@ -25,15 +25,10 @@
 //                   load of A, then the CTA barrier orders every lane's loads after it;
 //   publish-after-store after the tile's stores, a CTA barrier and a system fence, thread 0 releases the
 //                   tile's flag or bumps its M-block counter (the split-K reduction publishes instead).
-// Split-K: kPartial writes slice s of [S, M, N] fp32 partials. With KernelLaunch::split_k_arrivals (a counter
-// per tile, zero between calls) the kernel reduces them itself: each slice's CTA stores its partials and
-// arrives; the tile's last to arrive sums the S slices in slice order (the bits of split_k_reduce.cu), adds
-// the bias, stores C, publishes the tile and zeroes its counter. Nobody waits for anybody, and one kernel
-// replaces two (the reduction's launch, its wait for this grid's completion and its own pass: the fixed cost
-// of the decode calls, which are a few microseconds long). Without counters it writes the partials only,
-// summed in slice order by split_k_reduce.cu, which this kernel lets launch early
-// (griddepcontrol.launch_dependents; it never waits on the kernel before it, so AG+GEMM may launch it as its
-// gather's programmatic dependent).
+// Split-K: kPartial writes slice s of [S, M, N] fp32 partials (no bias), summed in slice order by
+// split_k_reduce.cu (deterministic), which this kernel lets launch early (griddepcontrol.launch_dependents;
+// it never waits on the kernel before it, so AG+GEMM may launch it as its gather's programmatic
+// dependent).
 // Assumptions: sm_90a, K-major weight (WeightLayout::kNK; the only layout compiled for this family),
 // A/B/C/bias 16-byte aligned, N and K (and K / splits) multiples of 8 (validated by the plan).
 #pragma once
@@ -134,7 +129,6 @@ __global__ void __launch_bounds__(kTileN / kSkinnyRowsPerWarp * 32 * kSkinnyKGro
   static_assert(kTileM % 8 == 0 && kTileN % kSkinnyRowsPerWarp == 0 && kTileK % kSkinnyChunkK == 0, "skinny tile");
   static_assert(kChunks % kSkinnyKGroups == 0, "the K groups split each stage's chunks evenly");
   extern __shared__ __align__(128) unsigned char smem[];
-  __shared__ int s_last_slice;  // split-K in-kernel reduction: this CTA's slice was the tile's last to arrive
   const uint32_t smem0 = smem_addr(smem);
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -246,7 +240,6 @@ __global__ void __launch_bounds__(kTileN / kSkinnyRowsPerWarp * 32 * kSkinnyKGro
       __syncthreads();
     }
     const int cols = int(p.n - n0 < kTileN ? p.n - n0 : kTileN);  // a multiple of 8
-    bool store_c = !kPartial;
     if constexpr (kPartial) {
       float* dst = p.workspace + int64_t(slice) * p.m * p.n;
       const int per_row = cols / 4;
@@ -254,58 +247,7 @@ __global__ void __launch_bounds__(kTileN / kSkinnyRowsPerWarp * 32 * kSkinnyKGro
         const int r = e / per_row, c = (e - r * per_row) * 4;
         *reinterpret_cast<float4*>(dst + (m0 + r) * p.n + n0 + c) = *reinterpret_cast<const float4*>(&tile[r][c]);
       }
-      if (p.split_k_arrivals != nullptr) {
-        // In-kernel reduction: the tile's last slice to arrive sums all of them. No CTA waits for another
-        // (the others have stored and left), so nothing here can hang.
-        __syncthreads();  // every thread's stores of this slice precede thread 0's arrival
-        if (threadIdx.x == 0) {
-          __threadfence();
-          uint32_t* arrival = p.split_k_arrivals + int64_t(uc.m) * ((p.n + kTileN - 1) / kTileN) + uc.n;
-          const bool last = device::atom_add_acq_rel_gpu(arrival, 1u) + 1u == uint32_t(p.splits);
-          // The last arrival: no other CTA touches the counter again in this call; zero it for the next.
-          if (last) *arrival = 0u;
-          s_last_slice = last ? 1 : 0;
-        }
-        __syncthreads();  // thread 0's acquire, then every thread's loads of the other slices
-        store_c = s_last_slice != 0;
-        if (store_c) {
-          // Slice order is the summation order, ((p0 + p1) + p2) + ..., as in split_k_reduce.cu (the same
-          // bits as the two-kernel path). This slice's own values are still in the tile; the others are read
-          // from L2 (__ldcg: never a line of L1 from before their stores).
-          // The loads of a batch of kSumBatch slices are issued together, then added in order: one L2 round
-          // trip per batch (a first version loaded and added slice by slice, S round trips in the tail of every
-          // tile: split 7-8 calls ran 0.77-0.86x of the reduction kernel's, H200, session 15).
-          constexpr int kSumBatch = 8;
-          const float* src0 = p.workspace + (m0 * p.n + n0);
-          for (int e = int(threadIdx.x); e < rows * per_row; e += kThreads) {
-            const int r = e / per_row, c = (e - r * per_row) * 4;
-            const float4 own = *reinterpret_cast<const float4*>(&tile[r][c]);
-            const float* src = src0 + r * p.n + c;
-            float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
-            for (int32_t q0 = 0; q0 < p.splits; q0 += kSumBatch) {
-              float4 v[kSumBatch];
-#pragma unroll
-              for (int u = 0; u < kSumBatch; ++u) {
-                const int32_t q = q0 + u;
-                v[u] = q < p.splits && q != slice ? __ldcg(reinterpret_cast<const float4*>(src + q * p.m * p.n)) : own;
-              }
-#pragma unroll
-              for (int u = 0; u < kSumBatch; ++u) {
-                if (q0 + u < p.splits) {
-                  sum.x += v[u].x;
-                  sum.y += v[u].y;
-                  sum.z += v[u].z;
-                  sum.w += v[u].w;
-                }
-              }
-            }
-            *reinterpret_cast<float4*>(&tile[r][c]) = sum;
-          }
-          __syncthreads();  // the summed tile, for the store below (another mapping of threads to elements)
-        }
-      }
-    }
-    if (store_c) {
+    } else {
       T* out = static_cast<T*>(p.c);
       const T* bias = static_cast<const T*>(p.bias);
       const int per_row = cols / 8;
@@ -394,10 +336,8 @@ void sm90_skinny_launch(const KernelLaunch& launch, cudaStream_t stream) {
   FLUX_CHECK(splits >= 1 && launch.k % splits == 0 && (launch.k / splits) % 8 == 0 && launch.n % 8 == 0,
              "GEMM core: skinny config ", S::kShape.name, ": split-K ", splits, " with N = ", launch.n, ", K = ",
              launch.k, " (expected N, K and K / splits multiples of 8)");
-  FLUX_CHECK(!kPartial || (launch.workspace != nullptr &&
-                            (launch.split_k_arrivals != nullptr || launch.publish.mode == kernel::kPublishNone)),
-             "GEMM core: a split-K launch needs a workspace, and publishes from the reduction (split_k_reduce, or its ",
-             "own with split_k_arrivals), not from the partial GEMM");
+  FLUX_CHECK(!kPartial || (launch.workspace != nullptr && launch.publish.mode == kernel::kPublishNone),
+             "GEMM core: a split-K launch needs a workspace and publishes from the reduction, not the GEMM");
   FLUX_CHECK(launch.order.unit_rows == S::kTileM, "GEMM core: skinny config ", S::kShape.name,
              " got a tile order for ", launch.order.unit_rows, "-row units (expected ", S::kTileM, ")");
   KernelLaunch params = launch;

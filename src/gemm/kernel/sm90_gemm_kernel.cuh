@@ -231,10 +231,8 @@ void launch(const KernelLaunch& launch, cudaStream_t stream) {
   const int splits = G::kPartial ? launch.splits : 1;
   FLUX_CHECK(splits >= 1 && launch.k % splits == 0 && (launch.k / splits) % 8 == 0,
              "GEMM core: split-K factor ", splits, " does not divide K = ", launch.k, " into multiples of 8");
-  FLUX_CHECK(!G::kPartial || (launch.workspace != nullptr && launch.publish.mode == kernel::kPublishNone &&
-                              launch.split_k_arrivals == nullptr),
-             "GEMM core: a split-K launch needs a workspace and publishes from the reduction, not the GEMM (the "
-             "in-kernel reduction is the skinny kernels' only)");
+  FLUX_CHECK(!G::kPartial || (launch.workspace != nullptr && launch.publish.mode == kernel::kPublishNone),
+             "GEMM core: a split-K launch needs a workspace and publishes from the reduction, not the GEMM");
   FLUX_CHECK(!G::kSwap || (launch.wait.flags == nullptr && launch.publish.mode == kernel::kPublishNone),
              "GEMM core: swap-AB config ", G::kShape.name, " cannot run the wait / publish hooks");
   const bool stream_k = launch.stream_k.active();

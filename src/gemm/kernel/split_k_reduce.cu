@@ -14,6 +14,12 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kVec = 4;  // fp32 partials per 16-byte load; N is a multiple of 8
 
+__device__ __forceinline__ uint32_t atom_add_acq_rel_gpu(uint32_t* p, uint32_t v) {
+  uint32_t old;
+  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+  return old;
+}
+
 // blockIdx.x: tile column j, blockIdx.y: tile row i, blockIdx.z: chunk of rows_per_cta rows in the tile.
 template <class T>
 __global__ void __launch_bounds__(kThreads) split_k_reduce_kernel(SplitKReduceLaunch p, int32_t rows_per_cta) {
@@ -56,7 +62,7 @@ __global__ void __launch_bounds__(kThreads) split_k_reduce_kernel(SplitKReduceLa
   if (threadIdx.x != 0 || i >= p.publish.tiles_m || j >= p.publish.tiles_n) return;
   __threadfence();
   uint32_t* arrival = p.arrivals + i * p.publish.tiles_n + j;
-  if (device::atom_add_acq_rel_gpu(arrival, 1u) + 1u != gridDim.z) return;
+  if (atom_add_acq_rel_gpu(arrival, 1u) + 1u != gridDim.z) return;
   // The last chunk of the tile: every chunk's stores happen before this (acq_rel chain). No other CTA
   // touches the counter again in this call: reset it for the next call (stream-ordered after this
   // kernel), then publish.
