@@ -4,15 +4,12 @@
 # it builds the tree, runs every ctest test (the GEMM core, split-K / stream-K / skinny, FP8, the runtime, every
 # fused-op job at W = 1..8 on the one GPU, the install test) and the flux_torch tests. Then, in what is left of the
 # call, the test half's every-3rd rows (bf16 and fp16, cuBLAS in the same run) on the tree it built.
+# (The run of 247196a had session14_b.sh's steps written out here; they are the same.)
 set -uo pipefail
-out="$1"; mkdir -p "$out"
-export PATH="$PATH:/usr/local/cuda/bin" FLUX_GTEST_DIR="$PWD/.devdeps/gtest/usr"
+out="$1"
 T0=$(date +%s)
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv > "$out/test_sh.log"
-timeout 560 ./scripts/test.sh >> "$out/test_sh.log" 2>&1
+TEST_SH_LIMIT=560 bash scripts/device/session14_b.sh "$out"
 rc=$?
-echo "=== ./scripts/test.sh: rc=$rc in $(( $(date +%s) - T0 )) s" | tee -a "$out/test_sh.log"
-grep -E "tests passed|tests failed|Failed|passed|skipped|FAILED|Total Test" "$out/test_sh.log" | tail -14
 left=$(( 590 - ($(date +%s) - T0) ))
 if [ $left -gt 95 ] && [ -x build/tools/flux-bench ]; then
   source scripts/device/common.sh "$PWD/build/tools" "$out"
