@@ -4,8 +4,8 @@ src/gemm/gemm_config.cpp.
 
 The constants of the M <= kMidMaxM regime: kRelativeRateMid (keys "rate<id>": entries of the configs fitted; the
 others kept), kSwapAbMaxM, kReduceFixedUs, kFillUs, kCoopEpilogueUs, kStreamMaxM; of the M > kMidMaxM regime:
-kRelativeRate (keys "lrate<id>"); of the skinny configs (--grid skinny): kSkinnyLatencyUs, kSkinnyFillUs. Each must appear exactly once (a changed layout of gemm_config.cpp is an error,
-not a silent no-op). Prints what changed.
+kRelativeRate (keys "lrate<id>"); of the skinny configs (--grid skinny): kSkinnyLatencyUs, kSkinnyFillUs. Each
+must appear exactly once (a changed layout of gemm_config.cpp is an error, not a silent no-op). Prints what changed.
 
 usage: apply_fit.py FIT.json [--file src/gemm/gemm_config.cpp]
 """

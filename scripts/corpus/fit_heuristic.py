@@ -14,8 +14,8 @@ kReduceFixedUs, kFillUs, kCoopEpilogueUs, kStreamMaxM), maximizing the geometric
 --grid rates-large: the same over the shapes with M > 2048 only, of the large-M rate table alone (kRelativeRate;
 keys "lrate<id>"): the other constants are shared with the M <= 2048 regime and stay as committed.
 The skinny decode configs (ids 5, 6) have an item-time term of their own in predict() (as gemm_config.cpp);
---grid skinny searches only their constants (latency, fill) with the
-others at their committed values, ranked by the geometric mean of best / picked; --emit writes the best.
+--grid skinny searches only their constants (latency, fill) with the others at their committed values, ranked by
+the geometric mean of best / picked; --emit writes the best.
 
 usage: fit_heuristic.py SWEEP.jsonl... [--sms 132] [--grid all|skinny|rates|rates-large] [--emit FIT.json]
 """
@@ -163,7 +163,7 @@ def main():
     grid = dict(sm_bytes=[1e4, 2e4, 3e4, 6e4, 1.6e5], stream_max_m=[128, 256, 512], fill=[1.0, 4.0, 8.0],
                 reduce_fixed=[1.0, 2.0, 4.0], split_gain=[0.0, 0.05])
     if a.grid == "skinny":
-        grid = dict(sk_lat=[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 1e3], sk_fill=[0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0])
+        grid = dict(sk_lat=[0.5, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 1e3], sk_fill=[0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 9.0])
     def score(K, by_m=None):
         q, vc, missing = [], [], 0
         for key, variants in shapes.items():
@@ -184,6 +184,11 @@ def main():
             return 0.0, 0.0, 0.0, 0.0, 0.0, missing
         geo = math.exp(sum(math.log(x) for x in q) / len(q))
         return geo, statistics.median(vc), statistics.median(q), min(vc), min(q), missing
+
+    def print_by_m(label, consts):
+        per_m = collections.defaultdict(list)
+        score(consts, per_m)
+        print(f"{label} picks vs cublas by M:", {m: round(statistics.median(x), 3) for m, x in sorted(per_m.items())})
 
     if not shapes:
         raise SystemExit("fit_heuristic: no sweep rows" + (f" with M > {MID_MAX_M}" if a.grid == "rates-large" else ""))
@@ -222,41 +227,33 @@ def main():
             if not moved:
                 break
         # committed: gemm_config.cpp today (its two rate tables are RATE_MID / RATE)
-        for label, consts in (("committed", dict(base)), ("fitted", K)):
-            per_m = collections.defaultdict(list)
-            score(consts, per_m)
-            print(f"{label} picks vs cublas by M:", {m: round(statistics.median(x), 3) for m, x in sorted(per_m.items())})
+        print_by_m("committed", dict(base))
+        print_by_m("fitted", K)
         if a.emit:
             with open(a.emit, "w") as f:
                 json.dump({k: K[k] for k in space}, f)
         results = [score(K)[1:5] + (K,)]
         grid = space
     else:
-        results = []
+        scored = []  # (score(K), K) for every combination of the grid
         for values in itertools.product(*grid.values()):
             K = dict(base, **dict(zip(grid.keys(), values)))
-            sc = score(K)
-            results.append((sc[1], sc[2], sc[3], sc[4], K))
-    if a.grid == "skinny":
-        # Ranked as the other grids are by the geometric mean of best / picked (the objective of --grid rates).
-        results = []
-        for values in itertools.product(*grid.values()):
-            K = dict(base, **dict(zip(grid.keys(), values)))
-            sc = score(K)
-            results.append((sc[0], sc[1], sc[3], sc[4], K))
-        results.sort(key=lambda r: (-r[0], -r[1]))
-        print(f"{len(shapes)} shapes; committed:", "geo %.4f median vs cublas %.3f (best/picked median %.3f, min vc "
-              "%.3f, min q %.3f, %d unmeasured picks)" % score(base))
-        for geo, vc, mn, qmn, K in results[:10]:
-            print(f"geo {geo:.4f} vs cublas median {vc:.3f} (min {mn:.3f}, min q {qmn:.3f}):", {k: K[k] for k in grid})
-        if a.emit:
-            with open(a.emit, "w") as f:
-                json.dump({k: results[0][4][k] for k in grid}, f)
-        for label, consts in (("committed", dict(base)), ("fitted", results[0][4])):
-            per_m = collections.defaultdict(list)
-            score(consts, per_m)
-            print(f"{label} picks vs cublas by M:", {m: round(statistics.median(x), 3) for m, x in sorted(per_m.items())})
-        return
+            scored.append((score(K), K))
+        if a.grid == "skinny":
+            # Ranked by the geometric mean of best / picked (the objective of --grid rates), then emitted.
+            scored.sort(key=lambda t: (-t[0][0], -t[0][1]))
+            print(f"{len(shapes)} shapes; committed:", "geo %.4f median vs cublas %.3f (best/picked median %.3f, "
+                  "min vc %.3f, min q %.3f, %d unmeasured picks)" % score(base))
+            for sc, K in scored[:10]:
+                print(f"geo {sc[0]:.4f} vs cublas median {sc[1]:.3f} (min {sc[3]:.3f}, min q {sc[4]:.3f}):",
+                      {k: K[k] for k in grid})
+            if a.emit:
+                with open(a.emit, "w") as f:
+                    json.dump({k: scored[0][1][k] for k in grid}, f)
+            print_by_m("committed", dict(base))
+            print_by_m("fitted", scored[0][1])
+            return
+        results = [(sc[1], sc[2], sc[3], sc[4], K) for sc, K in scored]
     results.sort(key=lambda r: (-r[0], -r[1]))
     print(f"{len(shapes)} shapes")
     for vc, q, mn, qmn, K in results[:10]:
