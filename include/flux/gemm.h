@@ -282,6 +282,13 @@ bool split_k_divides(int64_t k, int32_t splits);
 inline bool split_k_candidate(int64_t k, int32_t splits) {
   return splits >= 2 && splits <= kMaxSplitK && split_k_divides(k, splits) && k / splits >= kMinSplitKDepth;
 }
+// Whether S slices keep config c's split-K work items (its units for M x N, times S) within two waves of the
+// most clusters `concurrent` (the workspace bound above): the heuristic asks it with the clusters it measured
+// resident; flux-bench's sweep and tune with the device's upper bound, split_k_max_clusters().
+bool split_k_within_waves(const GemmConfigInfo& c, int64_t m, int64_t n, int32_t splits, int64_t concurrent);
+// The most clusters of config c an SM count can hold at once: sm_count / cluster size (x the skinny configs'
+// CTAs per SM); the occupancy a plan measures is at most this.
+int64_t split_k_max_clusters(const GemmConfigInfo& c, int32_t sm_count);
 // The most workspace any split-K or stream-K selection on this device can ask for (bytes).
 int64_t split_k_workspace_bound(const DeviceLimits& limits);
 

@@ -244,6 +244,14 @@ bool split_k_divides(int64_t k, int32_t splits) {
   return splits >= 1 && k % splits == 0 && (k / splits) % 8 == 0;
 }
 
+bool split_k_within_waves(const GemmConfigInfo& c, int64_t m, int64_t n, int32_t splits, int64_t concurrent) {
+  return units_of(c, m, n) * splits <= 2 * concurrent;
+}
+
+int64_t split_k_max_clusters(const GemmConfigInfo& c, int32_t sm_count) {
+  return int64_t(sm_count) / (c.cluster_m * c.cluster_n) * (c.skinny ? gemm::kSkinnyMaxCtasPerSm : 1);
+}
+
 StreamKNeeds stream_k_needs(const GemmSelection& sel, int64_t m, int64_t n, int64_t k, int64_t workers) {
   StreamKNeeds needs;
   if (!sel.stream_k) return needs;
@@ -327,7 +335,7 @@ GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLi
     if (c.skinny && c.tile_m > kSkinnyCandidateMaxTileM) continue;
     if (!has_kernel(c)) continue;
     const bool known = static_cast<size_t>(c.id) < max_active_clusters.size();
-    int64_t concurrent = limits.sm_count / (c.cluster_m * c.cluster_n) * (c.skinny ? gemm::kSkinnyMaxCtasPerSm : 1);
+    int64_t concurrent = split_k_max_clusters(c, limits.sm_count);
     if (known && max_active_clusters[c.id] > 0) concurrent = max_active_clusters[c.id];
     std::vector<int32_t> candidates;
     if (split_k > 1) {
@@ -335,10 +343,9 @@ GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLi
     } else {
       candidates.push_back(1);
       if (split_k == 0 && c.split_k) {
-        const int64_t units = units_of(c, m, n);
         for (int32_t s = 2; s <= kMaxSplitK; ++s) {
           if (!split_k_candidate(k, s)) continue;
-          if (units * s > 2 * concurrent) break;  // the workspace bound (split_k_workspace_bound)
+          if (!split_k_within_waves(c, m, n, s, concurrent)) break;  // the workspace bound (split_k_workspace_bound)
           candidates.push_back(s);
         }
       }

@@ -346,7 +346,7 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
           sweep_results.push_back(r);
           sweep_runs.push_back({o.config, [&, p](int) { p->run(gemm_args(next_set()), stream); }});
         };
-        for (const GemmOptions& o : sweep_variants(dtype, layout, m, k)) add_variant(o);
+        for (const GemmOptions& o : sweep_variants(dtype, layout, m, n, k, limits.sm_count)) add_variant(o);
         sweep_runs.push_back({"cublas", [&](int) { cublas.run(gemm_args(next_set()), stream); }});
         auto sweep_times = tools::time_interleaved_host_ahead(sweep_runs, stream, 2, sweep_iters, nullptr);
         double cublas_ms = tools::median(sweep_times.back());

@@ -125,7 +125,8 @@ int run_tune_bench(const std::vector<std::string>& argv, const std::string& comm
         base.max_sms = budget;
         base.tune_cache = "none";
         add(base, true);
-        for (const GemmOptions& o : sweep_variants(dtype, layout, m, k, base)) add(o, false);
+        const int sms = budget > 0 ? budget : limits.sm_count;
+        for (const GemmOptions& o : sweep_variants(dtype, layout, m, n, k, sms, base)) add(o, false);
         FLUX_CHECK(!candidates.empty(), "no candidate computed the right product for ", m, "x", n, "x", k);
         int call = 0;
         std::vector<tools::TimedRun> runs;
@@ -150,7 +151,6 @@ int run_tune_bench(const std::vector<std::string>& argv, const std::string& comm
           if (candidates[i].choice.ms < candidates[best].choice.ms) best = i;
         }
         for (Candidate& cand : candidates) cand.plan->check_status();
-        const int sms = budget > 0 ? budget : limits.sm_count;
         cache.put(gemm::TuneKey{dtype, layout, n, k, sms, gemm::TuneCache::m_bucket(m)}, candidates[best].choice);
         ++tuned;
         improved += candidates[best].choice.ms < heuristic_ms * 0.99;

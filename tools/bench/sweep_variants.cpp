@@ -3,8 +3,8 @@
 
 namespace flux::bench {
 
-std::vector<GemmOptions> sweep_variants(DType dtype, WeightLayout layout, int64_t m, int64_t k,
-                                        const GemmOptions& base) {
+std::vector<GemmOptions> sweep_variants(DType dtype, WeightLayout layout, int64_t m, int64_t n, int64_t k,
+                                        int32_t sm_count, const GemmOptions& base) {
   std::vector<GemmOptions> variants;
   for (const GemmConfigInfo& cfg : gemm_configs()) {
     if (!gemm_config_compiled(cfg, dtype, layout)) continue;  // skinny configs: [N, K] weights only
@@ -30,8 +30,11 @@ std::vector<GemmOptions> sweep_variants(DType dtype, WeightLayout layout, int64_
       }
     }
     if (!cfg.split_k) continue;
+    const int64_t clusters = split_k_max_clusters(cfg, sm_count);
     for (int32_t splits = 2; splits <= kMaxSplitK; ++splits) {
-      if (split_k_candidate(k, splits)) add(Raster::kAuto, 0, splits, base.stream_k);
+      if (!split_k_candidate(k, splits)) continue;
+      if (!split_k_within_waves(cfg, m, n, splits, clusters)) break;  // more slices only add items
+      add(Raster::kAuto, 0, splits, base.stream_k);
     }
   }
   return variants;
