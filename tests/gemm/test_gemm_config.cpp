@@ -130,8 +130,8 @@ TEST(GemmConfig, HeuristicUsesOccupancy) {
   // The same shape with room for a single cluster of the config it picks when every config fits 66: every unit
   // of that config becomes a wave of its own, so another config must win, planned on 66 clusters.
   auto limits = h200_limits();
-  flux::GemmSelection free = flux::select_gemm_config(8192, 8192, 4096, limits, {66, 66, 66, 66, 66, 0, 0, 0, 0, 0, 66, 66});
-  std::vector<int> clusters = {66, 66, 66, 66, 66, 0, 0, 0, 0, 0, 66, 66};
+  std::vector<int> clusters = {66, 66, 66, 66, 66, 0, 0, 0, 0, 0, 66, 66};  // 0: the skinny and FP8 configs' default
+  const flux::GemmSelection free = flux::select_gemm_config(8192, 8192, 4096, limits, clusters);
   clusters[free.config.id] = 1;
   flux::GemmSelection starved = flux::select_gemm_config(8192, 8192, 4096, limits, clusters);
   EXPECT_NE(starved.config.id, free.config.id) << free.reason << " / " << starved.reason;

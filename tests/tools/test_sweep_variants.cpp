@@ -1,7 +1,8 @@
 // tests/tools/test_sweep_variants.cpp — the variants `flux-bench gemm --sweep` and `flux-bench tune` measure
 // (tools/bench/sweep_variants.h): every compiled config in each raster x swizzle unsplit, skinny configs once and
 // only at decode M, stream-K variants of the stream-K configs, every allowed split factor of the split-K configs
-// within two waves of items (none at large M); nothing twice, the base options kept. Checked against the config table, not against a copy of the loops.
+// within two waves of items (none at large M); nothing twice, the base options kept. Checked against the config
+// table, not against a copy of the loops.
 #include <gtest/gtest.h>
 
 #include <map>
