@@ -61,7 +61,7 @@ struct GemmConfigInfo {
   bool swap_ab = false;   // computes C^T = op(B) A^T (decode-sized M); cannot run the extension points
   bool skinny = false;    // a decode kernel (no clusters, one CTA per tile; weight [N, K] only)
   bool fp8 = false;       // an e4m3-input config (compiled for e4m3 only; the others for bf16 / fp16 only)
-  bool stream_k = false;  // can run stream-K (the cooperative configs: their kernel layer takes k ranges)
+  bool stream_k = false;  // can run stream-K (compiled with it: 128x128x64_coop_c1x2 only, see gemm_config.h)
 };
 const std::vector<GemmConfigInfo>& gemm_configs();
 // Whether this build has the config's kernel for (dtype, layout) (the skinny configs: WeightLayout::kNK only).
@@ -86,7 +86,7 @@ struct GemmSelection {
   // CTAs into fp32 partials, which a second kernel sums in slice order (+ bias) into C and publishes
   // tile by tile: bitwise reproducible. 1 = the whole K in one CTA per tile.
   int32_t splits = 1;
-  // Stream-K (src/gemm/stream_k.h; cooperative configs, splits 1): when the units do not fill whole waves,
+  // Stream-K (src/gemm/stream_k.h; the configs compiled for it, splits 1): when the units do not fill whole waves,
   // the last ~1-2 waves' units are cut into k ranges, one per cluster of the persistent grid, and summed in a
   // fixed order inside the kernel (bitwise reproducible). The hooks see whole tiles: a piece waits before its
   // loads, the tile is published once its final sum is stored.

@@ -201,7 +201,7 @@ void validate_gemm_selection(const GemmDesc& desc, int64_t m, const GemmSelectio
                  "flux gemm: selection splits K = ", desc.k, " into ", sel.splits, " (expected 1, or for a split-K config 2..",
                  kMaxSplitK, " dividing K into multiples of 8; ", c.name, c.split_k ? " can" : " cannot", " split)");
   FLUX_CHECK_ARG(!sel.stream_k || (c.stream_k && sel.splits == 1), "flux gemm: selection asks for stream-K with ",
-                 c.name, " split ", sel.splits, " (expected stream-K only on a cooperative config, unsplit)");
+                 c.name, " split ", sel.splits, " (expected stream-K only on a config compiled with it, unsplit)");
   FLUX_CHECK_ARG((sel.raster == Raster::kRowMajor || sel.raster == Raster::kColMajor) && is_valid_swizzle(sel.swizzle),
                  "flux gemm: selection raster ", static_cast<int>(sel.raster), " swizzle ", sel.swizzle,
                  " (expected a resolved raster, row or col, and swizzle 1, 2, 4, 8 or 16)");

@@ -34,7 +34,7 @@ const std::vector<GemmConfigInfo>& gemm_configs() {
       info.swap_ab = s.swap_ab;
       info.skinny = s.skinny;
       info.fp8 = s.fp8;
-      info.stream_k = !s.pingpong && !s.skinny && !s.swap_ab;  // the cooperative kernel layer takes k ranges
+      info.stream_k = s.stream_k;
       out.push_back(info);
     }
     return out;

@@ -26,6 +26,11 @@
 //       the H200 (2026-12-03) its stream-K iterations cost 1.5x whole-tile ones (kStreamKIterCost), so it
 //       pays only where whole tiles leave most of a second wave idle. Whole-tile it is the ping-pong config
 //       without the epilogue overlap, so the heuristic never prefers it there.
+//       It is the only config compiled with the stream-K scheduler (ConfigShape::stream_k): compiled into a
+//       cooperative kernel, stream-K's scheduler state and fixup spill registers (ptxas -v, CUDA 13.0,
+//       sm_90a, 2026-12-04: 256x128 240 / 416 bytes of spill stores / loads, 128x256 240 / 416, 128x192
+//       72 / 124, this one and the FP8 128x128x128 56 / 88; 0 / 0 for 256x128 and the FP8 128x128x128
+//       without it), in the whole-tile runs too, while stream-K is off by default (FLUX_GEMM_STREAM_K).
 //   128x192x64 cooperative, cluster 2x1 (B multicast, as 128x256): a tile width between 128 and 256 for N that
 //       128 and 256 quantize badly, e.g. 2048 x 4608: 576 tiles of 128 x 128 (4.4 waves of 132), 384 of 128 x 192
 //       (2.9); cuBLAS's kernels on such shapes are 128x192 / 128x160 2x1 (ncu, H200, 2026-12-03,
@@ -108,22 +113,23 @@ struct ConfigShape {
   bool swap_ab;  // computes C^T = op(B) A^T: the kernel's M runs over N, its N over M (see below)
   bool skinny;   // a decode kernel of src/gemm/kernel/skinny_gemm.cuh (no clusters; kNK weights only)
   bool fp8;      // compiled for e4m3 inputs only (and the 16-bit configs for bf16 / fp16 only)
+  bool stream_k; // a cooperative kernel compiled with the stream-K scheduler (its k ranges and fixup; see below)
 };
 
 // The single source of the config shapes: the kernels (ConfigTraits) and the host table read it.
 constexpr ConfigShape kConfigShapes[kNumConfigs] = {
-    {ConfigId::k128x256x64CoopC2x1, "128x256x64_coop_c2x1", 128, 256, 64, 2, 1, false, false, false, false, false},
-    {ConfigId::k128x128x64PingpongC1x2, "128x128x64_pingpong_c1x2", 128, 128, 64, 1, 2, true, true, false, false, false},
-    {ConfigId::k256x128x64CoopC1x2, "256x128x64_coop_c1x2", 256, 128, 64, 1, 2, false, false, false, false, false},
-    {ConfigId::k64x256x64PingpongC1x2, "64x256x64_pingpong_c1x2", 64, 256, 64, 1, 2, true, true, false, false, false},
-    {ConfigId::k64x128x64PingpongSwapC1x2, "64x128x64_pingpong_swapab_c1x2", 64, 128, 64, 1, 2, true, true, true, false, false},
-    {ConfigId::k16x64x128Skinny, "16x64x128_skinny_mma", 16, 64, 128, 1, 1, false, true, false, true, false},
-    {ConfigId::k64x64x64Skinny, "64x64x64_skinny_mma", 64, 64, 64, 1, 1, false, true, false, true, false},
-    {ConfigId::k128x128x128CoopC2x1E4m3, "128x128x128_coop_c2x1_e4m3", 128, 128, 128, 2, 1, false, false, false, false, true},
-    {ConfigId::k128x128x128CoopC1x2E4m3, "128x128x128_coop_c1x2_e4m3", 128, 128, 128, 1, 2, false, false, false, false, true},
-    {ConfigId::k64x128x128PingpongC1x2E4m3, "64x128x128_pingpong_c1x2_e4m3", 64, 128, 128, 1, 2, true, false, false, false, true},
-    {ConfigId::k128x128x64CoopC1x2, "128x128x64_coop_c1x2", 128, 128, 64, 1, 2, false, false, false, false, false},
-    {ConfigId::k128x192x64CoopC2x1, "128x192x64_coop_c2x1", 128, 192, 64, 2, 1, false, false, false, false, false},
+    {ConfigId::k128x256x64CoopC2x1, "128x256x64_coop_c2x1", 128, 256, 64, 2, 1, false, false, false, false, false, false},
+    {ConfigId::k128x128x64PingpongC1x2, "128x128x64_pingpong_c1x2", 128, 128, 64, 1, 2, true, true, false, false, false, false},
+    {ConfigId::k256x128x64CoopC1x2, "256x128x64_coop_c1x2", 256, 128, 64, 1, 2, false, false, false, false, false, false},
+    {ConfigId::k64x256x64PingpongC1x2, "64x256x64_pingpong_c1x2", 64, 256, 64, 1, 2, true, true, false, false, false, false},
+    {ConfigId::k64x128x64PingpongSwapC1x2, "64x128x64_pingpong_swapab_c1x2", 64, 128, 64, 1, 2, true, true, true, false, false, false},
+    {ConfigId::k16x64x128Skinny, "16x64x128_skinny_mma", 16, 64, 128, 1, 1, false, true, false, true, false, false},
+    {ConfigId::k64x64x64Skinny, "64x64x64_skinny_mma", 64, 64, 64, 1, 1, false, true, false, true, false, false},
+    {ConfigId::k128x128x128CoopC2x1E4m3, "128x128x128_coop_c2x1_e4m3", 128, 128, 128, 2, 1, false, false, false, false, true, false},
+    {ConfigId::k128x128x128CoopC1x2E4m3, "128x128x128_coop_c1x2_e4m3", 128, 128, 128, 1, 2, false, false, false, false, true, false},
+    {ConfigId::k64x128x128PingpongC1x2E4m3, "64x128x128_pingpong_c1x2_e4m3", 64, 128, 128, 1, 2, true, false, false, false, true, false},
+    {ConfigId::k128x128x64CoopC1x2, "128x128x64_coop_c1x2", 128, 128, 64, 1, 2, false, false, false, false, false, true},
+    {ConfigId::k128x192x64CoopC2x1, "128x192x64_coop_c2x1", 128, 192, 64, 2, 1, false, false, false, false, false, false},
 };
 
 constexpr const ConfigShape& config_shape(ConfigId id) { return kConfigShapes[static_cast<int>(id)]; }

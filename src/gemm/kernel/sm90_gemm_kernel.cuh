@@ -13,7 +13,7 @@
 //              products of S slices of K to a workspace [S, M, N] that split_k_reduce.cu sums in
 //              split order (bias there), so split-K results are bitwise reproducible.
 //
-// Stream-K (launch.stream_k active, cooperative configs): OrderedTileScheduler runs the decomposition of
+// Stream-K (launch.stream_k active, the configs compiled with it): OrderedTileScheduler runs the decomposition of
 // src/gemm/stream_k.h and its fixup, with the workspace as one fp32 tile per CTA.
 //
 // Split-K is a batched problem: L = S slices, slice l of A is columns [l K/S, (l + 1) K/S) (batch
@@ -103,8 +103,11 @@ struct Sm90GemmT {
   static constexpr bool kPartial = kOutput == GemmOutput::kPartial;
   static constexpr bool kScaled = kScaled_;
   static_assert(!kScaled || (!kPartial && !kShape.swap_ab), "the FP8 kernels write C, unswapped");
-  // Stream-K runs in the cooperative kernels that write C unswapped; the others get a scheduler without it.
-  static constexpr bool kStreamK = !kShape.pingpong && !kPartial && !kShape.swap_ab;
+  // Stream-K runs in the configs compiled for it (ConfigShape::stream_k: cooperative, writing C unswapped);
+  // the others get a scheduler without it (compiled in, its state spills registers: gemm_config.h).
+  static constexpr bool kStreamK = kShape.stream_k && !kPartial;
+  static_assert(!kShape.stream_k || (!kShape.pingpong && !kShape.swap_ab && !kShape.skinny),
+                "stream-K needs the cooperative kernel layer (it takes k ranges) writing C unswapped");
 
   // Swap-AB (ConfigShape::swap_ab): the kernel computes C^T [N, M] = op(B) A^T. Its "A" operand is the
   // weight ([N, K] is K-major: RowMajor; [K, N] is N-major: ColumnMajor), its "B" operand is A ([M, K],
