@@ -31,6 +31,8 @@
 //       sm_90a, 2026-12-04: 256x128 240 / 416 bytes of spill stores / loads, 128x256 240 / 416, 128x192
 //       72 / 124, this one and the FP8 128x128x128 56 / 88; 0 / 0 for 256x128 and the FP8 128x128x128
 //       without it), in the whole-tile runs too, while stream-K is off by default (FLUX_GEMM_STREAM_K).
+//       Taking it out was not measurably faster (test half, H200, 2026-12-04, s17a: rows with the same
+//       cooperative pick ran 0.999-1.010x of before, geometric means): the spills are off the hot path.
 //   128x192x64 cooperative, cluster 2x1 (B multicast, as 128x256): a tile width between 128 and 256 for N that
 //       128 and 256 quantize badly, e.g. 2048 x 4608: 576 tiles of 128 x 128 (4.4 waves of 132), 384 of 128 x 192
 //       (2.9); cuBLAS's kernels on such shapes are 128x192 / 128x160 2x1 (ncu, H200, 2026-12-03,
