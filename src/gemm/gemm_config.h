@@ -115,7 +115,7 @@ struct ConfigShape {
   bool swap_ab;  // computes C^T = op(B) A^T: the kernel's M runs over N, its N over M (see below)
   bool skinny;   // a decode kernel of src/gemm/kernel/skinny_gemm.cuh (no clusters; kNK weights only)
   bool fp8;      // compiled for e4m3 inputs only (and the 16-bit configs for bf16 / fp16 only)
-  bool stream_k; // a cooperative kernel compiled with the stream-K scheduler (its k ranges and fixup; see below)
+  bool stream_k; // a cooperative kernel compiled with the stream-K scheduler (why only one: 128x128 coop above)
 };
 
 // The single source of the config shapes: the kernels (ConfigTraits) and the host table read it.

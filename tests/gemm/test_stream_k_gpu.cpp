@@ -1,10 +1,10 @@
 // tests/gemm/test_stream_k_gpu.cpp — stream-K in the GEMM core (src/gemm/stream_k.h, the fixup in
 // kernel/ordered_tile_scheduler.cuh) on the GPU: every stream-K config (those compiled with it: 128x128
-// cooperative, bf16 / fp16 both layouts) against the fp64 reference at M in {1, 2, 7, 64, 127, 333, 1000, 3000} with random N, K
-// (multiples of 8, N not a multiple of any tile), with and without bias, outputs poisoned first, each case
-// checked to run stream-K; bitwise repeatability; the publish hook fired once per tile by its final piece; wait-
-// before-load holding every piece; a caller's workspace; CUDA-graph capture with and without a stream buffer; a
-// small case for compute-sanitizer. Skips with a message where no sm_90 GPU is present.
+// cooperative, bf16 / fp16 both layouts) against the fp64 reference at M in {1, 2, 7, 64, 127, 333, 1000, 3000}
+// with random N, K (multiples of 8, N not a multiple of any tile), with and without bias, outputs poisoned
+// first, each case checked to run stream-K; bitwise repeatability; the publish hook fired once per tile by its
+// final piece; wait-before-load holding every piece; a caller's workspace; CUDA-graph capture with and without a
+// stream buffer; a small case for compute-sanitizer. Skips with a message where no sm_90 GPU is present.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
