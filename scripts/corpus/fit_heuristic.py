@@ -38,7 +38,7 @@ CONFIGS = [  # id, name, tile_m, tile_n, tile_k, cluster_m, cluster_n, pingpong,
     (10, "128x128x64_coop_c1x2", 128, 128, 64, 1, 2, False, False),  # whole tiles here (stream-K: not modelled)
     (11, "128x192x64_coop_c2x1", 128, 192, 64, 2, 1, False, False),
 ]
-RATE = {0: 1.00, 1: 1.04, 2: 1.06, 3: 1.00, 4: 1.00, 5: 1.00, 6: 1.00, 10: 1.00, 11: 1.00}  # M > MID_MAX_M
+RATE = {0: 1.00, 1: 1.06, 2: 1.06, 3: 1.00, 4: 1.00, 5: 1.00, 6: 1.00, 10: 1.00, 11: 1.00}  # M > MID_MAX_M
 RATE_MID = {0: 1.00, 1: 1.06, 2: 1.30, 3: 1.00, 4: 0.94, 5: 1.00, 6: 1.00, 10: 1.30, 11: 1.30}  # --grid rates
 MID_MAX_M = 2048
 SKINNY_STAGES = 4

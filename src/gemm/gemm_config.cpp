@@ -96,7 +96,7 @@ namespace {
 // mostly split-K 2 of 64x256 given up for unsplit 128x128 ping-pong, which the tuning half's decode sweep had
 // preferred; and rows whose pick did not change ran 0.96-0.99x of 2026-12-01's, at M = 64 0.964x).
 constexpr int64_t kMidMaxM = 2048;
-constexpr double kRelativeRate[gemm::kNumConfigs] = {1.00, 1.04, 1.06, 1.00, 1.00, 1.00, 1.00,
+constexpr double kRelativeRate[gemm::kNumConfigs] = {1.00, 1.06, 1.06, 1.00, 1.00, 1.00, 1.00,
                                                      2.00, 2.00, 1.20, 1.00, 1.00};
 constexpr double kRelativeRateMid[gemm::kNumConfigs] = {1.00, 1.06, 1.30, 1.00, 0.94, 1.00, 1.00,
                                                         2.00, 2.00, 1.20, 1.30, 1.30};

@@ -116,22 +116,23 @@ struct ConfigShape {
   bool skinny;   // a decode kernel of src/gemm/kernel/skinny_gemm.cuh (no clusters; kNK weights only)
   bool fp8;      // compiled for e4m3 inputs only (and the 16-bit configs for bf16 / fp16 only)
   bool stream_k; // a cooperative kernel compiled with the stream-K scheduler (why only one: 128x128 coop above)
+  int epi_n;     // columns of the epilogue's subtile (its rows: 64 ping-pong, 128 cooperative); 0: CUTLASS's (32)
 };
 
 // The single source of the config shapes: the kernels (ConfigTraits) and the host table read it.
 constexpr ConfigShape kConfigShapes[kNumConfigs] = {
-    {ConfigId::k128x256x64CoopC2x1, "128x256x64_coop_c2x1", 128, 256, 64, 2, 1, false, false, false, false, false, false},
-    {ConfigId::k128x128x64PingpongC1x2, "128x128x64_pingpong_c1x2", 128, 128, 64, 1, 2, true, true, false, false, false, false},
-    {ConfigId::k256x128x64CoopC1x2, "256x128x64_coop_c1x2", 256, 128, 64, 1, 2, false, false, false, false, false, false},
-    {ConfigId::k64x256x64PingpongC1x2, "64x256x64_pingpong_c1x2", 64, 256, 64, 1, 2, true, true, false, false, false, false},
-    {ConfigId::k64x128x64PingpongSwapC1x2, "64x128x64_pingpong_swapab_c1x2", 64, 128, 64, 1, 2, true, true, true, false, false, false},
-    {ConfigId::k16x64x128Skinny, "16x64x128_skinny_mma", 16, 64, 128, 1, 1, false, true, false, true, false, false},
-    {ConfigId::k64x64x64Skinny, "64x64x64_skinny_mma", 64, 64, 64, 1, 1, false, true, false, true, false, false},
-    {ConfigId::k128x128x128CoopC2x1E4m3, "128x128x128_coop_c2x1_e4m3", 128, 128, 128, 2, 1, false, false, false, false, true, false},
-    {ConfigId::k128x128x128CoopC1x2E4m3, "128x128x128_coop_c1x2_e4m3", 128, 128, 128, 1, 2, false, false, false, false, true, false},
-    {ConfigId::k64x128x128PingpongC1x2E4m3, "64x128x128_pingpong_c1x2_e4m3", 64, 128, 128, 1, 2, true, false, false, false, true, false},
-    {ConfigId::k128x128x64CoopC1x2, "128x128x64_coop_c1x2", 128, 128, 64, 1, 2, false, false, false, false, false, true},
-    {ConfigId::k128x192x64CoopC2x1, "128x192x64_coop_c2x1", 128, 192, 64, 2, 1, false, false, false, false, false, false},
+    {ConfigId::k128x256x64CoopC2x1, "128x256x64_coop_c2x1", 128, 256, 64, 2, 1, false, false, false, false, false, false, 0},
+    {ConfigId::k128x128x64PingpongC1x2, "128x128x64_pingpong_c1x2", 128, 128, 64, 1, 2, true, true, false, false, false, false, 0},
+    {ConfigId::k256x128x64CoopC1x2, "256x128x64_coop_c1x2", 256, 128, 64, 1, 2, false, false, false, false, false, false, 64},
+    {ConfigId::k64x256x64PingpongC1x2, "64x256x64_pingpong_c1x2", 64, 256, 64, 1, 2, true, true, false, false, false, false, 0},
+    {ConfigId::k64x128x64PingpongSwapC1x2, "64x128x64_pingpong_swapab_c1x2", 64, 128, 64, 1, 2, true, true, true, false, false, false, 0},
+    {ConfigId::k16x64x128Skinny, "16x64x128_skinny_mma", 16, 64, 128, 1, 1, false, true, false, true, false, false, 0},
+    {ConfigId::k64x64x64Skinny, "64x64x64_skinny_mma", 64, 64, 64, 1, 1, false, true, false, true, false, false, 0},
+    {ConfigId::k128x128x128CoopC2x1E4m3, "128x128x128_coop_c2x1_e4m3", 128, 128, 128, 2, 1, false, false, false, false, true, false, 0},
+    {ConfigId::k128x128x128CoopC1x2E4m3, "128x128x128_coop_c1x2_e4m3", 128, 128, 128, 1, 2, false, false, false, false, true, false, 0},
+    {ConfigId::k64x128x128PingpongC1x2E4m3, "64x128x128_pingpong_c1x2_e4m3", 64, 128, 128, 1, 2, true, false, false, false, true, false, 0},
+    {ConfigId::k128x128x64CoopC1x2, "128x128x64_coop_c1x2", 128, 128, 64, 1, 2, false, false, false, false, false, true, 0},
+    {ConfigId::k128x192x64CoopC2x1, "128x192x64_coop_c2x1", 128, 192, 64, 2, 1, false, false, false, false, false, false, 0},
 };
 
 constexpr const ConfigShape& config_shape(ConfigId id) { return kConfigShapes[static_cast<int>(id)]; }

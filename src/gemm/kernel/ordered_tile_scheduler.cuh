@@ -36,6 +36,7 @@
 #include "flux/tile_order.h"
 #include "src/device/signal.cuh"
 #include "src/device/wait_context.h"
+#include "src/gemm/fast_tile_order.h"
 #include "src/gemm/stream_k.h"
 
 namespace flux::gemm::kernel {
@@ -92,6 +93,7 @@ class OrderedTileScheduler {
 
   struct Params {
     TileOrderMap order{};
+    FastUnitMap fast{};  // the per-tile step without 64-bit division, where the order is plain (fast_tile_order.h)
     int32_t cluster_m = 1;
     int32_t cluster_n = 1;
     int32_t splits = 1;
@@ -114,6 +116,7 @@ class OrderedTileScheduler {
                                         Arguments const& args, Rest...) {
     Params params;
     params.order = args.order;
+    params.fast = FastUnitMap::make(args.order, args.splits);
     params.splits = args.splits;
     params.stream_k = args.stream_k;
     params.cluster_m = int32_t(cute::size<0>(ClusterShape{}));
@@ -174,6 +177,11 @@ class OrderedTileScheduler {
       }
     }
     if (linear_ >= total_work()) return WorkTileInfo::invalid_work_tile();
+    if (params_.fast.active) {  // fewer than 2^31 items
+      const uint32_t item = uint32_t(linear_);
+      const uint32_t unit = params_.fast.splits.div(item);
+      return unit_work(int64_t(unit), int32_t(item - unit * params_.fast.splits.divisor));
+    }
     const uint64_t splits = uint64_t(params_.splits);
     return unit_work(int64_t(linear_ / splits), int32_t(linear_ % splits));
   }
@@ -310,7 +318,7 @@ class OrderedTileScheduler {
  private:
   // Unit `index` of the tile order, split (L) `split`, as this CTA's tile.
   CUTLASS_DEVICE WorkTileInfo unit_work(int64_t index, int32_t split) const {
-    UnitCoord unit = params_.order.unit_at(index);
+    const UnitCoord unit = params_.fast.active ? params_.fast.unit_at(uint32_t(index)) : params_.order.unit_at(index);
 #if defined(__CUDA_ARCH__)
     int32_t cta_m = int32_t(blockIdx.x);
     int32_t cta_n = int32_t(blockIdx.y);

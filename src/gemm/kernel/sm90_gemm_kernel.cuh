@@ -151,9 +151,18 @@ struct Sm90GemmT {
                              cutlass::epilogue::fusion::LinCombPerColBias<ElementOut, ElementAccumulator, ElementOut,
                                                                           void, ElementAccumulator>>>>;
 
+  // The epilogue's subtile: CUTLASS's choice (64 or 128 rows x 32 columns for 16-bit C), or ConfigShape::epi_n columns
+  // (rows: 64 ping-pong, 128 cooperative, what CUTLASS's builder takes).
+  static constexpr int kEpiM = kShape.pingpong ? 64 : (kTileM < 128 ? kTileM : 128);
+  static constexpr int kEpiN = kShape.epi_n == 0 ? 16 : kShape.epi_n;  // (16: unused, CUTLASS's choice)
+  static_assert(kShape.epi_n == 0 || (!kSwap && kTileN % kEpiN == 0 && kEpiN % 16 == 0),
+                "an epilogue subtile divides the (unswapped) tile's N in multiples of 16");
+  using EpilogueTile = std::conditional_t<kShape.epi_n == 0, cutlass::epilogue::collective::EpilogueTileAuto,
+                                          cute::Shape<cute::Int<kEpiM>, cute::Int<kEpiN>>>;
+
   using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
-      cutlass::epilogue::collective::EpilogueTileAuto, ElementAccumulator, ElementAccumulator, void, LayoutC,
+      EpilogueTile, ElementAccumulator, ElementAccumulator, void, LayoutC,
       kAlignmentD, ElementD, LayoutC, kAlignmentD, EpilogueSchedule, FusionOp>::CollectiveOp;
 
   using CollectiveMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
