@@ -18,6 +18,13 @@
 
 namespace flux::gemm {
 
+// ceil(log2(x)) for 1 <= x <= 2^31 (exact for powers of two).
+FLUX_HOST_DEVICE uint32_t ceil_log2(uint32_t x) {
+  uint32_t l = 0;
+  while ((uint64_t(1) << l) < x) ++l;
+  return l;
+}
+
 // n / divisor for 0 <= n < 2^31, divisor in [1, 2^31]: the quotient is the high word of n x multiplier shifted
 // right, with multiplier = ceil(2^p / divisor), p = 31 + ceil(log2(divisor)).
 struct FastDiv {
@@ -28,9 +35,7 @@ struct FastDiv {
   FastDiv() = default;
   FLUX_HOST_DEVICE explicit FastDiv(uint32_t d) : divisor(d) {
     if (d > 1) {
-      uint32_t log2_up = 0;
-      while ((uint64_t(1) << log2_up) < d) ++log2_up;
-      const uint32_t p = 31 + log2_up;
+      const uint32_t p = 31 + ceil_log2(d);
       multiplier = uint32_t(((uint64_t(1) << p) + d - 1) / d);
       shift = p - 32;
     }
@@ -49,8 +54,7 @@ struct FastDiv {
 struct FastUnitMap {
   bool active = false;       // the order is plain (see above); otherwise use TileOrderMap::unit_at
   bool row_major = true;
-  int32_t swizzle = 1;       // a power of two
-  uint32_t swizzle_log2 = 0;
+  uint32_t swizzle_log2 = 0; // the swizzle (a power of two) is 1 << swizzle_log2
   int32_t full_bands = 0;    // bands of `swizzle` unit rows (row-major) or columns (column-major)
   FastDiv band_units;        // units per full band
   FastDiv last_band;         // rows (columns) of the last band when it is partial; 1 when there is none
@@ -67,13 +71,12 @@ struct FastUnitMap {
     }
     f.active = true;
     f.row_major = order.raster == int32_t(Raster::kRowMajor);
-    f.swizzle = order.swizzle;
-    while ((1 << f.swizzle_log2) < f.swizzle) ++f.swizzle_log2;
+    f.swizzle_log2 = ceil_log2(uint32_t(order.swizzle));
     const int32_t banded = f.row_major ? order.units_m : order.units_n;  // the dimension cut into bands
     const int32_t across = f.row_major ? order.units_n : order.units_m;
     f.full_bands = banded >> f.swizzle_log2;
-    f.band_units = FastDiv(uint32_t(f.swizzle) * uint32_t(across));
-    const int32_t rest = banded & (f.swizzle - 1);
+    f.band_units = FastDiv(uint32_t(order.swizzle) * uint32_t(across));
+    const int32_t rest = banded & (order.swizzle - 1);
     f.last_band = FastDiv(rest > 0 ? uint32_t(rest) : 1u);
     f.splits = FastDiv(uint32_t(splits));
     return f;
@@ -86,7 +89,7 @@ struct FastUnitMap {
     uint32_t along, in_band;  // position along the band, and across it (within its rows / columns)
     if (int32_t(band) < full_bands) {
       along = jj >> swizzle_log2;
-      in_band = jj & uint32_t(swizzle - 1);
+      in_band = jj & ((1u << swizzle_log2) - 1);
     } else {
       along = last_band.div(jj);
       in_band = jj - along * last_band.divisor;

@@ -54,8 +54,16 @@ namespace {
 // (bench/results/gemm_sweep_h200_20261201.jsonl): there the chosen variant is within 1% of the fastest of the
 // 32 on 24 of 30 (shape, dtype) rows, within 2% on 29, worst 3.7%; median 0.6%.
 //   128x256x64_coop_c2x1     1.00  reference; the epilogue is exposed (both math groups do it)
-//   128x128x64_pingpong_c1x2 1.04  the other math group's MMA hides each tile's epilogue; finer
-//                                  tiles also quantize better (it was best or within 0.5% on all 15)
+//   128x128x64_pingpong_c1x2 1.06  the other math group's MMA hides each tile's epilogue; finer
+//                                  tiles also quantize better (it was best or within 0.5% on all 15). 1.04 -> 1.06
+//                                  refitted 2026-12-04 (s18c) after the scheduler's per-tile step lost its 64-bit
+//                                  divisions (src/gemm/fast_tile_order.h; it cost ping-pong most at short K):
+//                                  --grid rates-large over `--corpus tune --corpus-min-m 4096 --corpus-max-m 8192
+//                                  --corpus-every 10 --sweep --sweep-iters 10`, 16 shapes, geo best / picked 0.971 ->
+//                                  0.979 (bench/results/
+//                                  gemm_sweep_tune_m4096_8192_every10_h200_20261204_s18c.jsonl.gz);
+//                                  ties with 256x128 go to it (the earlier config). The M <= 2048 table below was not
+//                                  refitted: that sweep (every 10th row) held no M = 512 / 2048 rows.
 //   256x128x64_coop_c1x2     1.06  same work per tile as 128x256, transposed. Refitted 2026-12-04 on the corpus's
 //                                  tuning half (fit_heuristic.py --grid rates-large over `flux-bench gemm --corpus
 //                                  tune --corpus-min-m 2049 --corpus-max-m 8192 --corpus-every 3 --sweep`, 13 shapes

@@ -11,7 +11,10 @@
 //   128x256x64 cooperative, cluster 2x1: the workhorse at large M; two math warp groups share a
 //       128x256 tile (64x256 each), the cluster multicasts B to both CTAs;
 //   256x128x64 cooperative, cluster 1x2: the same work per tile, transposed, for shapes whose N
-//       quantizes worse than M in 256-wide tiles; A is multicast across the pair;
+//       quantizes worse than M in 256-wide tiles; A is multicast across the pair. Epilogue subtiles of 128 x 64
+//       (epi_n; CUTLASS's choice is 128 x 32): at or above it on 18 of 20 rows, ~2% (H200, 2026-12-04, 10 shapes
+//       forced, bench/results/gemm_epilogue_subtile_h200_20261204_s18a.jsonl, gemm_scheduler_fast_step_*_s18b);
+//       64 x 128 subtiles for 128x128 ping-pong gained nothing there (0.97-1.03x) and were dropped;
 //   128x128x64 ping-pong, cluster 1x2: smaller tiles give more tiles per SM at small M (better
 //       wave quantization) and ping-pong hides the epilogue behind the other group's MMA;
 //   64x256x64 ping-pong, cluster 1x2: for the smallest M (decode-like), where 128-row tiles waste
