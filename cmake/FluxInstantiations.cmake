@@ -14,9 +14,11 @@
 set(FLUX_GEMM_DTYPES kBF16 kFP16)
 set(FLUX_GEMM_LAYOUTS kNK kKN)
 set(FLUX_GEMM_CONFIGS k128x256x64CoopC2x1 k128x128x64PingpongC1x2 k256x128x64CoopC1x2 k64x256x64PingpongC1x2
-    k64x128x64PingpongSwapC1x2 k128x128x64CoopC1x2 k128x192x64CoopC2x1)
-set(FLUX_GEMM_SPLIT_K_CONFIGS k128x128x64PingpongC1x2 k64x256x64PingpongC1x2 k64x128x64PingpongSwapC1x2)
-set(FLUX_GEMM_SKINNY_CONFIGS k16x64x128Skinny k64x64x64Skinny)
+    k64x128x64PingpongSwapC1x2 k128x128x64CoopC1x2 k128x192x64CoopC2x1 k16x64x128PingpongSwapC1x1
+    k64x64x128PingpongSwapC1x1)
+set(FLUX_GEMM_SPLIT_K_CONFIGS k128x128x64PingpongC1x2 k64x256x64PingpongC1x2 k64x128x64PingpongSwapC1x2
+    k16x64x128PingpongSwapC1x1 k64x64x128PingpongSwapC1x1)
+set(FLUX_GEMM_SKINNY_CONFIGS k16x64x128Skinny k64x64x64Skinny k8x16x512Gemv)
 set(FLUX_GEMM_SKINNY_LAYOUTS kNK)
 # FP8 (e4m3 A and B; ConfigShape::fp8): per output type, [N, K] weights only, one kernel for both scale
 # kinds (src/gemm/kernel/sm90_fp8_gemm_instance.cu.in, FLUX_GEMM_FP8_KERNEL lines).

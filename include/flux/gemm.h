@@ -62,6 +62,7 @@ struct GemmConfigInfo {
   bool skinny = false;    // a decode kernel (no clusters, one CTA per tile; weight [N, K] only)
   bool fp8 = false;       // an e4m3-input config (compiled for e4m3 only; the others for bf16 / fp16 only)
   bool stream_k = false;  // can run stream-K (compiled with it: 128x128x64_coop_c1x2 only, see gemm_config.h)
+  bool gemv = false;      // a skinny config whose kernel is the GEMV one (M <= tile_m rows per unit, CUDA-core FMAs)
 };
 const std::vector<GemmConfigInfo>& gemm_configs();
 // Whether this build has the config's kernel for (dtype, layout) (the skinny configs: WeightLayout::kNK only).

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Write the constants fitted by `fit_heuristic.py --grid rates|rates-large|skinny --emit FIT.json` into
+"""Write the constants fitted by `fit_heuristic.py --grid rates|rates-large|skinny|gemv --emit FIT.json` into
 src/gemm/gemm_config.cpp.
 
 The constants of the M <= kMidMaxM regime: kRelativeRateMid (keys "rate<id>": entries of the configs fitted; the
 others kept), kSwapAbMaxM, kReduceFixedUs, kFillUs, kCoopEpilogueUs, kStreamMaxM; of the M > kMidMaxM regime:
-kRelativeRate (keys "lrate<id>"); of the skinny configs (--grid skinny): kSkinnyLatencyUs, kSkinnyFillUs. Each
+kRelativeRate (keys "lrate<id>"); of the skinny configs (--grid skinny): kSkinnyLatencyUs, kSkinnyFillUs; of the
+GEMV config (--grid gemv): kGemvLatencyUs, kGemvFillUs. Each
 must appear exactly once (a changed layout of gemm_config.cpp is an error, not a silent no-op). Prints what changed.
 
 usage: apply_fit.py FIT.json [--file src/gemm/gemm_config.cpp]
@@ -52,7 +53,9 @@ def main():
                "coop_epi": ("kCoopEpilogueUs", "double", lambda v: f"{float(v):.1f}"),
                "stream_max_m": ("kStreamMaxM", "int64_t", lambda v: str(int(v))),
                "sk_lat": ("kSkinnyLatencyUs", "double", lambda v: f"{float(v):.1f}"),
-               "sk_fill": ("kSkinnyFillUs", "double", lambda v: f"{float(v):.1f}")}
+               "sk_fill": ("kSkinnyFillUs", "double", lambda v: f"{float(v):.1f}"),
+               "gv_lat": ("kGemvLatencyUs", "double", lambda v: f"{float(v):.1f}"),
+               "gv_fill": ("kGemvFillUs", "double", lambda v: f"{float(v):.1f}")}
     for key, (name, ctype, fmt) in scalars.items():
         if key in fit:
             text = replace_once(text, rf"constexpr {ctype} {name} = [0-9.e+]+;", f"constexpr {ctype} {name} = {fmt(fit[key])};",

@@ -15,9 +15,9 @@ kReduceFixedUs, kFillUs, kCoopEpilogueUs, kStreamMaxM), maximizing the geometric
 keys "lrate<id>"): the other constants are shared with the M <= 2048 regime and stay as committed.
 The skinny decode configs (ids 5, 6) have an item-time term of their own in predict() (as gemm_config.cpp);
 --grid skinny searches only their constants (latency, fill) with the others at their committed values, ranked by
-the geometric mean of best / picked; --emit writes the best.
+the geometric mean of best / picked; --emit writes the best. --grid gemv: the same for the GEMV config (id 12).
 
-usage: fit_heuristic.py SWEEP.jsonl... [--sms 132] [--grid all|skinny|rates|rates-large] [--emit FIT.json]
+usage: fit_heuristic.py SWEEP.jsonl... [--sms 132] [--grid all|skinny|gemv|rates|rates-large] [--emit FIT.json]
 """
 import argparse
 import collections
@@ -37,13 +37,20 @@ CONFIGS = [  # id, name, tile_m, tile_n, tile_k, cluster_m, cluster_n, pingpong,
     (6, "64x64x64_skinny_mma", 64, 64, 64, 1, 1, False, True),
     (10, "128x128x64_coop_c1x2", 128, 128, 64, 1, 2, False, False),  # whole tiles here (stream-K: not modelled)
     (11, "128x192x64_coop_c2x1", 128, 192, 64, 2, 1, False, False),
+    (12, "8x16x512_gemv", 8, 16, 512, 1, 1, False, True),  # GEMV: skinny, its own term, a candidate at M <= 1
+    (13, "16x64x128_pingpong_swapab_c1x1", 16, 64, 128, 1, 1, True, True),  # the decode rule's (choose())
+    (14, "64x64x128_pingpong_swapab_c1x1", 64, 64, 128, 1, 1, True, True),  # the decode rule's (choose())
 ]
-RATE = {0: 1.00, 1: 1.06, 2: 1.06, 3: 1.00, 4: 1.00, 5: 1.00, 6: 1.00, 10: 1.00, 11: 1.00}  # M > MID_MAX_M
-RATE_MID = {0: 1.00, 1: 1.06, 2: 1.30, 3: 1.00, 4: 0.94, 5: 1.00, 6: 1.00, 10: 1.30, 11: 1.30}  # --grid rates
+RATE = {0: 1.00, 1: 1.06, 2: 1.06, 3: 1.00, 4: 1.00, 5: 1.00, 6: 1.00, 10: 1.00, 11: 1.00, 12: 1.00,
+        13: 1.00, 14: 1.00}  # M > MID_MAX_M
+RATE_MID = {0: 1.00, 1: 1.06, 2: 1.30, 3: 1.00, 4: 0.94, 5: 1.00, 6: 1.00, 10: 1.30, 11: 1.30, 12: 1.00,
+            13: 1.00, 14: 1.00}  # --grid rates
 MID_MAX_M = 2048
 SKINNY_STAGES = 4
 SKINNY_CTAS_PER_SM = 2  # resident (shared memory: 4 stages of ~25 KB); the plan measures it (occupancy)
 SKINNY_CANDIDATE_MAX_TILE_M = 16  # gemm_config.cpp: the 64-row skinny config is not a candidate
+GEMV_CTAS_PER_SM = 4  # gemv_kernel.cuh: registers capped for 4 (kGemvMinCtasPerSm)
+GEMV_MAX_M = 1  # gemm_config.cpp kGemvMaxM
 MAX_SPLIT, MIN_DEPTH, SWAP_MAX_M = 16, 256, 1024
 SQUARE_PINGPONG_YIELD_MAX_M = 64  # gemm_config.cpp kSquarePingpongYieldMaxM
 
@@ -56,7 +63,10 @@ def predict(c, m, n, k, s, conc, K):
     cid, name, tm, tn, tk, cm, cn, pp, _ = c
     units = cdiv(cdiv(m, tm), cm) * cdiv(cdiv(n, tn), cn)
     waves = cdiv(units * s, conc)
-    if "skinny" in name:  # their item time is a term of its own (gemm_config.cpp)
+    if "gemv" in name:  # gemm_config.cpp: the skinny form, the GEMV's bytes in flight and constants
+        in_flight = tn * tk * 2.0 * (2.0 if m <= 2 else 1.0)
+        comp = K["gv_fill"] + waves * (tn * (k // s) * 2.0 / (in_flight / K["gv_lat"]))
+    elif "skinny" in name:  # their item time is a term of its own (gemm_config.cpp)
         in_flight = (SKINNY_STAGES - 1) * tn * tk * 2.0
         comp = K["sk_fill"] + waves * (tn * (k // s) * 2.0 / (in_flight / K["sk_lat"]))
     else:
@@ -75,21 +85,41 @@ def predict(c, m, n, k, s, conc, K):
     return t, units
 
 
+DECODE_SWAP_MAX_M, DECODE_SPLIT_UNITS_DIV = 16, 6  # gemm_config.cpp: the decode rule (configs 13 and 14)
+DECODE_WIDE_MIN_M, DECODE_WIDE_MAX_M = 33, 64
+
+
 def choose(m, n, k, sms, K):
+    wide = DECODE_WIDE_MIN_M <= m <= DECODE_WIDE_MAX_M
+    if (m <= DECODE_SWAP_MAX_M or wide) and m <= K["swap_max_m"]:  # the decode rule replaces the model
+        c = next(c for c in CONFIGS if c[0] == (14 if wide else 13))
+        units = cdiv(m, c[2]) * cdiv(n, c[3])
+        s = 1
+        if units * DECODE_SPLIT_UNITS_DIV < sms:
+            for t in range(2, MAX_SPLIT + 1):
+                if k % t == 0 and (k // t) % 8 == 0 and k // t >= MIN_DEPTH and units * t * 4 <= sms * 3 \
+                        and units * t <= 2 * sms:
+                    s = t
+        return predict(c, m, n, k, s, sms, K)[0], c, s
     best = None
     for c in CONFIGS:
+        if c[0] in (13, 14):  # the decode rule's only
+            continue
         if "swapab" in c[1] and m > K["swap_max_m"]:
             continue
         # gemm_config.cpp: up to kSquarePingpongYieldMaxM the 128x128 ping-pong config yields to swap-AB where that
         # is a candidate.
         if c[0] == 1 and m <= SQUARE_PINGPONG_YIELD_MAX_M and m <= K["swap_max_m"]:
             continue
-        skinny = "skinny" in c[1]
+        gemv = "gemv" in c[1]
+        skinny = "skinny" in c[1] or gemv
         if skinny and m > c[2]:
+            continue
+        if gemv and m > GEMV_MAX_M:
             continue
         if skinny and c[2] > SKINNY_CANDIDATE_MAX_TILE_M:  # the 64-row one: never the best (gemm_config.cpp)
             continue
-        conc = sms // (c[5] * c[6]) * (SKINNY_CTAS_PER_SM if skinny else 1)
+        conc = sms // (c[5] * c[6]) * (GEMV_CTAS_PER_SM if gemv else SKINNY_CTAS_PER_SM if skinny else 1)
         cands = [1]
         if c[8]:
             units = cdiv(cdiv(m, c[2]), c[5]) * cdiv(cdiv(n, c[3]), c[6])
@@ -111,7 +141,7 @@ def order_of(c, m, n, sms):
     """The heuristic's raster / swizzle for config c (gemm_config.cpp)."""
     _, _, tm, tn, _, cm, cn, pp, _ = c
     um, un = cdiv(cdiv(m, tm), cm), cdiv(cdiv(n, tn), cn)
-    if "skinny" in c[1]:
+    if "skinny" in c[1] or "gemv" in c[1]:
         return "row", 1
     if "swapab" in c[1]:  # the kernel's units: its M runs over N
         s = 1
@@ -136,7 +166,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("sweep", nargs="+")
     ap.add_argument("--sms", type=int, default=132)
-    ap.add_argument("--grid", choices=["all", "skinny", "rates", "rates-large"], default="all")
+    ap.add_argument("--grid", choices=["all", "skinny", "gemv", "rates", "rates-large"], default="all")
     ap.add_argument("--emit", help="--grid rates / rates-large / skinny: write the fitted constants as JSON "
                     "(scripts/corpus/apply_fit.py)")
     a = ap.parse_args()
@@ -159,11 +189,13 @@ def main():
         shapes[key][(r["config"], r["raster"], r["swizzle"], r.get("splits", 1))] = r["median_ms"]
         cublas[key] = r["cublas_ms"]
     base = dict(sm_flops=5.3e6, sm_bytes=2.0e4, sm_bytes_l2=1.6e5, stream_max_m=64, hbm=4.0e6, fill=12.0, coop_epi=0.3,
-                reduce_fixed=8.0, split_gain=0.0, sk_lat=6.0, sk_fill=1.0, swap_max_m=SWAP_MAX_M)
+                reduce_fixed=8.0, split_gain=0.0, sk_lat=6.0, sk_fill=1.0, gv_lat=2.0, gv_fill=1.0, swap_max_m=SWAP_MAX_M)
     grid = dict(sm_bytes=[1e4, 2e4, 3e4, 6e4, 1.6e5], stream_max_m=[128, 256, 512], fill=[1.0, 4.0, 8.0],
                 reduce_fixed=[1.0, 2.0, 4.0], split_gain=[0.0, 0.05])
     if a.grid == "skinny":
         grid = dict(sk_lat=[0.5, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 1e3], sk_fill=[0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 9.0])
+    if a.grid == "gemv":
+        grid = dict(gv_lat=[0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 1e3], gv_fill=[0.0, 1.0, 2.0, 4.0, 6.0, 9.0, 12.0])
     def score(K, by_m=None):
         q, vc, missing = [], [], 0
         for key, variants in shapes.items():
@@ -197,13 +229,13 @@ def main():
         # its list that maximizes the geometric mean of best / picked over the shapes, until nothing moves.
         rates = [0.80, 0.85, 0.90, 0.94, 0.97, 1.00, 1.03, 1.06, 1.10, 1.15, 1.20, 1.30, 1.40, 1.50, 1.65]
         if a.grid == "rates":
-            space = {f"rate{c[0]}": rates for c in CONFIGS if "skinny" not in c[1] and c[0] != 0}
+            space = {f"rate{c[0]}": rates for c in CONFIGS if "skinny" not in c[1] and "gemv" not in c[1] and c[0] != 0}
             space.update(swap_max_m=[64, 128, 256, 512, 1024, 1 << 30],
                          reduce_fixed=[1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 11.0, 15.0], fill=[1.0, 4.0, 8.0, 12.0],
                          coop_epi=[0.0, 0.3, 0.6, 1.0, 1.5, 2.5], stream_max_m=[64, 128, 256, 512])
         else:  # the large-M table; swap-AB and the skinny configs are not candidates there
             space = {f"lrate{c[0]}": rates for c in CONFIGS
-                     if "skinny" not in c[1] and "swapab" not in c[1] and c[0] != 0}
+                     if "skinny" not in c[1] and "gemv" not in c[1] and "swapab" not in c[1] and c[0] != 0}
         # Start from the committed constants.
         K = dict(base, **{f"rate{cid}": r for cid, r in RATE_MID.items()},
                  **{f"lrate{cid}": r for cid, r in RATE.items()})
@@ -239,7 +271,7 @@ def main():
         for values in itertools.product(*grid.values()):
             K = dict(base, **dict(zip(grid.keys(), values)))
             scored.append((score(K), K))
-        if a.grid == "skinny":
+        if a.grid in ("skinny", "gemv"):
             # Ranked by the geometric mean of best / picked (the objective of --grid rates), then emitted.
             scored.sort(key=lambda t: (-t[0][0], -t[0][1]))
             print(f"{len(shapes)} shapes; committed:", "geo %.4f median vs cublas %.3f (best/picked median %.3f, "

@@ -35,6 +35,7 @@ const std::vector<GemmConfigInfo>& gemm_configs() {
       info.skinny = s.skinny;
       info.fp8 = s.fp8;
       info.stream_k = s.stream_k;
+      info.gemv = s.gemv;
       out.push_back(info);
     }
     return out;
@@ -105,9 +106,9 @@ namespace {
 // preferred; and rows whose pick did not change ran 0.96-0.99x of 2026-12-01's, at M = 64 0.964x).
 constexpr int64_t kMidMaxM = 2048;
 constexpr double kRelativeRate[gemm::kNumConfigs] = {1.00, 1.06, 1.06, 1.00, 1.00, 1.00, 1.00,
-                                                     2.00, 2.00, 1.20, 1.00, 1.00};
+                                                     2.00, 2.00, 1.20, 1.00, 1.00, 1.00, 1.00, 1.00};
 constexpr double kRelativeRateMid[gemm::kNumConfigs] = {1.00, 1.06, 1.30, 1.00, 0.94, 1.00, 1.00,
-                                                        2.00, 2.00, 1.20, 1.30, 1.30};
+                                                        2.00, 2.00, 1.20, 1.30, 1.30, 1.00, 1.00, 1.00};
 
 // The time model (microseconds), for a config and a split factor S:
 //   work items  = units x S (a unit is one cluster's tiles; each item runs K / S)
@@ -169,6 +170,27 @@ constexpr int64_t kSquarePingpongYieldMaxM = 64;
 // Split whenever predicted faster (the fit found no margin that helps).
 constexpr double kSplitMinGain = 0.0;
 
+// Decode rule: up to kDecodeSwapMaxM rows, where swap-AB may run, the 16x64x128 swap-AB config (cuBLAS's decode
+// structure: a 64-row tile of the weight's N along WGMMA's M, the few rows of A along its N, a deep TMA pipeline of
+// 128-deep k-blocks), unsplit unless its units (64 columns of N each) fill less than 1 / kDecodeSplitUnitsDiv of the
+// SMs; then split K into the most slices that keep units x S within 3/4 of the SMs. Not the time model: on the
+// tuning half's decode sweep (M <= 64 every 3rd row, bf16, H200, 2026-12-04, s19c, bench/results/
+// gemm_sweep_tune_m1_64_every3_h200_20261204_s19c.jsonl.gz) it was the best variant of all on 130 of the 133 shapes
+// with M <= 16 (unsplit on all but those with N <= 1280), and the model, which rates every config's stream of B
+// alike per SM, picked it on none at M = 1 (geometric mean of best / picked 0.89 there). This rule: 0.997 of the
+// best variant (geometric mean over the 133 shapes, min 0.92), a median 1.016 of cuBLAS (scripts/corpus/
+// fit_heuristic.py's model copy replays it). At M = 32 and 64 it re-streams B per 16 rows: 0.88 / 0.67 of the best
+// variant there, so above kDecodeSwapMaxM it is not a candidate at all.
+// From kDecodeWideMinM to kDecodeWideMaxM rows the same rule with the 64x64x128 swap-AB config (64 rows of A along
+// WGMMA's N): on the tuning half's sweep at 17 <= M <= 256 (every 3rd row, bf16, H200, 2026-12-04, s19d,
+// gemm_sweep_tune_m17_256_every3_h200_20261204_s19d.jsonl.gz) it took the M = 64 rows from 0.881 to 0.968 of the
+// best variant (geometric mean, 26 shapes; 0.853 -> 0.969 of cuBLAS, median); at M = 17..32 the model's picks were
+// as good (0.914 against 0.907) and at M = 128 it lost (0.79 of the best): not a candidate outside the rule.
+constexpr int64_t kDecodeSwapMaxM = 16;
+constexpr int64_t kDecodeWideMinM = 33;
+constexpr int64_t kDecodeWideMaxM = 64;
+constexpr int64_t kDecodeSplitUnitsDiv = 6;
+
 // Tile order of ping-pong configs: row-major bands of 8 unit rows. On the fitting sweep it was the best
 // order of 128x128 ping-pong on average (0.6% from each shape's best, worst 1.6%); column-major bands
 // lost up to 8% at M = 8192 with a large B, plain row-major (bands of 1) up to 44%.
@@ -207,6 +229,13 @@ struct Prediction {
 constexpr double kSkinnyLatencyUs = 6.0;
 constexpr int32_t kSkinnyCandidateMaxTileM = 16;
 constexpr double kSkinnyFillUs = 1.0;
+// The GEMV config (8x16x512_gemv, src/gemm/kernel/gemv_kernel.cuh) in the same form: each CTA has tile_n rows
+// of B x tile_k of K in flight (x 2 at M <= 2, where the kernel unrolls twice as far), streamed straight into
+// registers; a candidate at M <= kGemvMaxM. First estimates (2026-12-04), before any measurement: a DRAM round trip under load for the
+// latency, the skinny kernels' fill.
+constexpr double kGemvLatencyUs = 2.0;
+constexpr double kGemvFillUs = 1.0;
+constexpr int64_t kGemvMaxM = 1;
 
 Prediction predict(const GemmConfigInfo& c, int64_t m, int64_t n, int64_t k, int32_t splits, int64_t concurrent,
                    bool stream_k = false) {
@@ -217,7 +246,11 @@ Prediction predict(const GemmConfigInfo& c, int64_t m, int64_t n, int64_t k, int
   const gemm::StreamKShape sk = gemm::stream_k_shape(p.units, p.concurrent, ceil_div(k, c.tile_k), stream_k);
   const double es = c.fp8 ? 1.0 : 2.0;  // bytes of an element of A and B (C: 2, bf16 / fp16)
   double compute_us = 0.0;
-  if (c.skinny) {
+  if (c.gemv) {
+    const double in_flight = double(c.tile_n) * c.tile_k * es * (m <= 2 ? 2.0 : 1.0);  // bytes of B per CTA
+    const double item_bytes = double(c.tile_n) * double(k / splits) * es;
+    compute_us = kGemvFillUs + double(p.waves) * (item_bytes / (in_flight / kGemvLatencyUs));
+  } else if (c.skinny) {
     const double in_flight = double(gemm::kSkinnyStages - 1) * c.tile_n * c.tile_k * es;  // bytes of B per CTA
     const double item_bytes = double(c.tile_n) * double(k / splits) * es;
     compute_us = kSkinnyFillUs + double(p.waves) * (item_bytes / (in_flight / kSkinnyLatencyUs));
@@ -340,6 +373,8 @@ GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLi
       continue;
     }
     if (c.swap_ab && !swap_ab_allowed) continue;
+    if (c.id == static_cast<int>(gemm::ConfigId::k16x64x128PingpongSwapC1x1)) continue;  // the decode rule's, below
+    if (c.id == static_cast<int>(gemm::ConfigId::k64x64x128PingpongSwapC1x1)) continue;  // the decode rule's, below
     // The skinny configs are for M within one of their tiles (their purpose: decode; taller M re-streams B
     // once per 16 or 64 rows).
     if (c.skinny && m > c.tile_m) continue;
@@ -348,6 +383,9 @@ GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLi
     // of shared-memory loads and MMAs is 4x the 16-row config's: 8 n8 tiles per K chunk), and picking it
     // cost up to 1.6x on the test half. Forcing it (FLUX_GEMM_CONFIG / GemmOptions::config) still works.
     if (c.skinny && c.tile_m > kSkinnyCandidateMaxTileM) continue;
+    // The GEMV config at M <= kGemvMaxM only: above it its FMAs fall behind the stream of B
+    // (src/gemm/kernel/gemv_kernel.cuh).
+    if (c.gemv && m > kGemvMaxM) continue;
     if (!has_kernel(c)) continue;
     const bool known = static_cast<size_t>(c.id) < max_active_clusters.size();
     int64_t concurrent = split_k_max_clusters(c, limits.sm_count);
@@ -400,6 +438,32 @@ GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLi
       }
     }
   }
+  // The decode rule (kDecodeSwapMaxM above): it replaces the model's pick.
+  bool decode_rule = false;
+  const bool wide = m >= kDecodeWideMinM && m <= kDecodeWideMaxM;
+  const GemmConfigInfo& decode = configs[static_cast<int>(wide ? gemm::ConfigId::k64x64x128PingpongSwapC1x1
+                                                               : gemm::ConfigId::k16x64x128PingpongSwapC1x1)];
+  if ((m <= kDecodeSwapMaxM || wide) && swap_ab_allowed && !fp8 && has_kernel(decode) &&
+      stream_k != StreamKMode::kOn) {
+    const bool known = static_cast<size_t>(decode.id) < max_active_clusters.size();
+    int64_t concurrent = split_k_max_clusters(decode, limits.sm_count);
+    if (known && max_active_clusters[decode.id] > 0) concurrent = max_active_clusters[decode.id];
+    const int64_t units = units_of(decode, m, n);
+    int32_t s = split_k > 1 ? split_k : 1;
+    if (split_k == 0 && units * kDecodeSplitUnitsDiv < limits.sm_count) {
+      for (int32_t t = 2; t <= kMaxSplitK; ++t) {
+        if (split_k_candidate(k, t) && units * t * 4 <= int64_t(limits.sm_count) * 3 &&
+            split_k_within_waves(decode, m, n, t, concurrent)) {
+          s = t;
+        }
+      }
+    }
+    best = decode.id;
+    best_splits = s;
+    best_sk = false;
+    best_p = predict(decode, m, n, k, s, concurrent);
+    decode_rule = true;
+  }
   FLUX_CHECK_ARG(best >= 0, "flux gemm: split_k ", split_k, " forced, but no config can split K (configs with split_k: ",
                  "see gemm_configs())");
   const GemmConfigInfo& c = configs[best];
@@ -436,7 +500,10 @@ GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLi
   }
   sel.reason = detail::cat("heuristic: ", c.name, best_splits > 1 ? detail::cat(" split-K ", best_splits) : std::string(),
                            best_sk ? " stream-K" : "",
-                           " predicted fastest (", best_p.us, " us; time model in gemm_config.cpp): ", best_p.units,
+                           decode_rule ? detail::cat(" by the decode rule (M <= ", kDecodeSwapMaxM, " or ", kDecodeWideMinM,
+                                                     " <= M <= ", kDecodeWideMaxM, "; model time ")
+                                       : std::string(" predicted fastest ("),
+                           best_p.us, " us; time model in gemm_config.cpp): ", best_p.units,
                            " units", best_splits > 1 ? detail::cat(" x ", best_splits, " slices") : std::string(), " in ",
                            best_p.waves, " waves of ", best_p.concurrent, " clusters; raster ",
                            sel.raster == Raster::kColMajor ? "col" : "row", " (", units_m, "x", units_n,

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 #include <utility>
 #include <vector>
 #include <string>
@@ -16,21 +17,24 @@ using flux::testing::h200_limits;
 
 TEST(GemmConfig, TableIsConsistent) {
   const auto& configs = flux::gemm_configs();
-  ASSERT_EQ(configs.size(), 12u);
+  ASSERT_EQ(configs.size(), 15u);
   std::set<std::string> names;
-  int skinny = 0, fp8 = 0;
+  int skinny = 0, fp8 = 0, gemv = 0, decode_swap = 0;
   for (size_t i = 0; i < configs.size(); ++i) {
     const auto& c = configs[i];
     EXPECT_EQ(c.id, static_cast<int>(i));
     EXPECT_TRUE(names.insert(c.name).second) << "duplicate config name " << c.name;
     std::string expect = std::to_string(c.tile_m) + "x" + std::to_string(c.tile_n) + "x" + std::to_string(c.tile_k);
     EXPECT_EQ(std::string(c.name).rfind(expect, 0), 0u) << "name must spell the tile: " << c.name;
+    EXPECT_EQ(c.gemv, std::string(c.name).find("_gemv") != std::string::npos) << c.name;
     if (c.skinny) {
-      // Decode kernels: one CTA per tile (no cluster), 4 warps of 16 columns, K in chunks of 32 per lane,
-      // tile rows a multiple of the instruction's 8; they split K; they run the hooks (no swap of the tiles).
+      // Decode kernels: one CTA per tile (no cluster), K in chunks of 32 per lane, tile rows a multiple of the
+      // instruction's 8; they split K; they run the hooks (no swap of the tiles). The mma ones: 4 warps of 16
+      // columns; the GEMV: 8 warps of 2 rows of B (gemv_kernel.cuh).
       ++skinny;
       EXPECT_EQ(c.cluster_m * c.cluster_n, 1) << c.name;
-      EXPECT_EQ(c.tile_n, 64) << c.name;
+      EXPECT_EQ(c.tile_n, c.gemv ? 16 : 64) << c.name;
+      if (c.gemv) ++gemv;
       EXPECT_EQ(c.tile_k % 32, 0) << c.name;
       EXPECT_EQ(c.tile_m % 8, 0) << c.name;
       EXPECT_TRUE(c.split_k) << c.name;
@@ -49,6 +53,17 @@ TEST(GemmConfig, TableIsConsistent) {
       }
       continue;
     }
+    EXPECT_FALSE(c.gemv) << c.name;
+    if (c.swap_ab && c.tile_k == 128) {
+      // The decode rule's swap-AB configs: 64 columns of N (WGMMA's M), 16 or 64 rows of A (its N), 128-deep
+      // k-blocks, one CTA per cluster, ping-pong, split-K.
+      ++decode_swap;
+      EXPECT_EQ(c.tile_n, 64) << c.name;
+      EXPECT_TRUE(c.tile_m == 16 || c.tile_m == 64) << c.name;
+      EXPECT_EQ(c.cluster_m * c.cluster_n, 1) << c.name;
+      EXPECT_TRUE(c.pingpong && c.split_k) << c.name;
+      continue;
+    }
     EXPECT_EQ(c.tile_k, 64);
     EXPECT_GE(c.tile_m, 64);
     EXPECT_GE(c.tile_n, 128);
@@ -60,7 +75,9 @@ TEST(GemmConfig, TableIsConsistent) {
     // Split-K runs on the ping-pong configs (the small-M ones); the cooperative ones are whole-K only.
     EXPECT_EQ(c.split_k, c.pingpong) << c.name;
   }
-  EXPECT_EQ(skinny, 2);
+  EXPECT_EQ(skinny, 3);
+  EXPECT_EQ(gemv, 1);
+  EXPECT_EQ(decode_swap, 2);
   EXPECT_EQ(fp8, 3);
 }
 
@@ -195,10 +212,12 @@ TEST(GemmConfig, DecodeTakesSwapAbOverTheSquarePingpongTile) {
   for (const auto& c : flux::gemm_configs()) {
     if (c.swap_ab) no_swap_kernel[c.id] = -1;
   }
-  int square_no_kernel = 0;
-  for (const auto& [n, k] : nk) {
-    const flux::GemmSelection s = flux::select_gemm_config(1, n, k, limits, no_swap_kernel, 0, true);
-    square_no_kernel += square(s);
+  int square_no_kernel = 0;  // (at M = 1 the GEMV config, a candidate there only, may win instead)
+  for (int64_t m : {1, 8}) {
+    for (const auto& [n, k] : nk) {
+      const flux::GemmSelection s = flux::select_gemm_config(m, n, k, limits, no_swap_kernel, 0, true);
+      square_no_kernel += square(s);
+    }
   }
   EXPECT_GT(square_no_kernel, 0);
   // Above the streaming regime the rule is silent: 128x128 ping-pong remains a candidate (picked somewhere).
@@ -209,6 +228,61 @@ TEST(GemmConfig, DecodeTakesSwapAbOverTheSquarePingpongTile) {
     }
   }
   EXPECT_GT(square_above, 0);
+}
+
+// The decode rule (gemm_config.cpp): M <= 16 takes 16x64x128 swap-AB, 33 <= M <= 64 takes 64x64x128 swap-AB, unsplit
+// unless the units (64 columns of N each) fill less than a sixth of the SMs, then the most slices that keep them
+// within 3/4 of the SMs; not for plans without swap-AB, FP8, or without the config's kernel; forced splits hold.
+TEST(GemmConfig, DecodeRuleTakesTheDeepSwapAbTiles) {
+  const auto limits = h200_limits();
+  const std::vector<int> measured = flux::testing::h200_measured_clusters();
+  auto name = [](const flux::GemmSelection& s) { return std::string(s.config.name); };
+  for (int64_t m : {1, 2, 7, 8, 16, 33, 48, 64}) {
+    const std::string want = m <= 16 ? "16x64x128_pingpong_swapab_c1x1" : "64x64x128_pingpong_swapab_c1x1";
+    for (int64_t n : {2048, 4096, 14336, 28672}) {
+      const flux::GemmSelection s = flux::select_gemm_config(m, n, 4096, limits, measured);
+      EXPECT_EQ(name(s), want) << m << "x" << n << ": " << s.reason;
+      EXPECT_EQ(s.splits, 1) << s.reason;  // >= 32 units: a quarter of the SMs or more
+      EXPECT_NE(s.reason.find("decode rule"), std::string::npos) << s.reason;
+    }
+    // 8 units of 64 columns: split into the most slices within 3/4 of the 132 SMs (8 of 8192's 2, 4, 8, 16).
+    const flux::GemmSelection few = flux::select_gemm_config(m, 512, 8192, limits, measured);
+    EXPECT_EQ(name(few), want) << few.reason;
+    EXPECT_EQ(few.splits, 8) << few.reason;
+    // Forced splits hold; no swap-AB, FP8 or no kernel: the time model's pick, never these two configs.
+    EXPECT_EQ(flux::select_gemm_config(m, 512, 8192, limits, measured, 1).splits, 1);
+    EXPECT_EQ(flux::select_gemm_config(m, 4096, 8192, limits, measured, 4).splits, 4);
+    EXPECT_FALSE(flux::select_gemm_config(m, 4096, 4096, limits, measured, 0, false).config.swap_ab);
+    EXPECT_TRUE(flux::select_gemm_config(m, 4096, 4096, limits, measured, 0, true, flux::DType::kE4M3).config.fp8);
+    std::vector<int> no_kernel = measured;
+    no_kernel[flux::select_gemm_config(m, 4096, 4096, limits, measured).config.id] = -1;
+    EXPECT_NE(name(flux::select_gemm_config(m, 4096, 4096, limits, no_kernel)), want);
+  }
+  // Outside the rule's rows neither config is picked (the time model does not have them as candidates).
+  for (int64_t m : {17, 24, 32, 65, 128, 512, 4096}) {
+    for (int64_t n : {512, 4096, 28672}) {
+      const std::string got = name(flux::select_gemm_config(m, n, 4096, limits, measured));
+      EXPECT_NE(got, "16x64x128_pingpong_swapab_c1x1") << m << "x" << n;
+      EXPECT_NE(got, "64x64x128_pingpong_swapab_c1x1") << m << "x" << n;
+    }
+  }
+}
+
+// The GEMV config: a candidate at M = 1 only (where swap-AB is not allowed it can be picked), never above.
+TEST(GemmConfig, GemvOnlyAtOneRow) {
+  const auto limits = h200_limits();
+  const std::vector<int> measured = flux::testing::h200_measured_clusters();
+  int gemv_at_one = 0;
+  for (int64_t n : {512, 2048, 4096, 12288, 28672}) {
+    for (int64_t k : {512, 2048, 8192}) {
+      gemv_at_one += flux::select_gemm_config(1, n, k, limits, measured, 0, false).config.gemv;
+      for (int64_t m : {2, 4, 8, 16, 64}) {
+        EXPECT_FALSE(flux::select_gemm_config(m, n, k, limits, measured, 0, false).config.gemv) << m << "x" << n;
+      }
+      EXPECT_FALSE(flux::select_gemm_config(1, n, k, limits, measured).config.gemv);  // the decode rule's there
+    }
+  }
+  EXPECT_GT(gemv_at_one, 0);
 }
 
 TEST(GemmConfig, PingpongSwizzleIsBoundedByTheRows) {
@@ -224,9 +298,10 @@ TEST(GemmConfig, PingpongSwizzleIsBoundedByTheRows) {
 
 TEST(GemmConfig, SplitKForDecodeNotForLargeM) {
   const auto limits = h200_limits();
-  // Decode: 16 or 8 units on 132 SMs, B streamed by a few SMs: split.
-  for (int64_t m : {1, 8, 32}) {
-    flux::GemmSelection s = flux::select_gemm_config(m, 4096, 4096, limits);
+  // Decode with few units on 132 SMs, B streamed by a few SMs: split (M = 1, 8: the decode rule's 8 units of 64
+  // columns; M = 32: the time model's 16 or 8 units).
+  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1, 512, 8192}, {8, 512, 8192}, {32, 4096, 4096}}) {
+    flux::GemmSelection s = flux::select_gemm_config(m, n, k, limits);
     EXPECT_GT(s.splits, 1) << s.reason;
     EXPECT_TRUE(s.config.split_k) << s.reason;
     EXPECT_NE(s.reason.find("split-K"), std::string::npos) << s.reason;

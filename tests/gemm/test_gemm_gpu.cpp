@@ -107,7 +107,7 @@ TEST(GemmCoreGpu, TileOrdersGiveTheSameProduct) {
     for (flux::Raster raster : {flux::Raster::kRowMajor, flux::Raster::kColMajor}) {
       for (int swizzle : {1, 4, 16}) {
         for (const char* config : {"128x256x64_coop_c2x1", "128x128x64_pingpong_c1x2", "16x64x128_skinny_mma",
-                                   "64x64x64_skinny_mma"}) {  // segments: no swap-AB
+                                   "64x64x64_skinny_mma", "8x16x512_gemv"}) {  // segments: no swap-AB
           flux::GemmOptions options;
           options.config = config;
           options.order.segments = segments;
@@ -147,7 +147,8 @@ TEST(GemmCoreGpu, WaitBeforeLoadWaitsForACopyEngineProducer) {
   Stream gemm_stream, copy_stream;
   std::mt19937_64 rng(4242);
   for (const char* config : {"128x256x64_coop_c2x1", "128x128x64_pingpong_c1x2", "64x256x64_pingpong_c1x2",
-                             "128x192x64_coop_c2x1", "16x64x128_skinny_mma", "64x64x64_skinny_mma"}) {
+                             "128x192x64_coop_c2x1", "16x64x128_skinny_mma", "64x64x64_skinny_mma",
+                             "8x16x512_gemv"}) {
     flux::GemmDesc desc{4096, 2048, flux::DType::kFP16, flux::WeightLayout::kNK};
     const int64_t m = 1900;
     GemmProblem p(desc, m, true, rng(), gemm_stream);  // reference from p.a (the data the producer copies)
@@ -246,7 +247,7 @@ TEST(GemmCoreGpu, PublishAfterStoreFlagsAndCounters) {
   std::mt19937_64 rng(11);
   for (const char* config : {"128x256x64_coop_c2x1", "128x128x64_pingpong_c1x2", "256x128x64_coop_c1x2",
                              "128x128x64_coop_c1x2", "128x192x64_coop_c2x1", "16x64x128_skinny_mma",
-                             "64x64x64_skinny_mma"}) {
+                             "64x64x64_skinny_mma", "8x16x512_gemv"}) {
     flux::GemmDesc desc{1000, 768, flux::DType::kBF16, flux::WeightLayout::kNK};
     GemmProblem p(desc, 1500, true, rng(), stream);
     flux::GemmOptions options;
@@ -420,32 +421,34 @@ TEST(GemmCoreGpu, SwapAbOrdersAndRefusedHooks) {
   std::mt19937_64 rng(101);
   flux::GemmDesc desc{1000, 1024, flux::DType::kBF16, flux::WeightLayout::kNK};
   GemmProblem p(desc, 100, true, rng(), stream);
-  for (flux::Raster raster : {flux::Raster::kRowMajor, flux::Raster::kColMajor}) {
-    for (int swizzle : {1, 2, 8}) {
-      flux::GemmOptions options;
-      options.config = "64x128x64_pingpong_swapab_c1x2";
-      options.order.raster = raster;
-      options.order.swizzle = swizzle;
-      flux::GemmPlan plan(desc, options);
-      p.poison_output(stream);
-      plan.run(p.args(), stream);
-      flux::testing::expect_close(p.compare(stream), desc.dtype,
-                                  flux::detail::cat("swap-AB raster ", int(raster), " swizzle ", swizzle));
+  for (const char* config : {"64x128x64_pingpong_swapab_c1x2", "16x64x128_pingpong_swapab_c1x1"}) {
+    for (flux::Raster raster : {flux::Raster::kRowMajor, flux::Raster::kColMajor}) {
+      for (int swizzle : {1, 2, 8}) {
+        flux::GemmOptions options;
+        options.config = config;
+        options.order.raster = raster;
+        options.order.swizzle = swizzle;
+        flux::GemmPlan plan(desc, options);
+        p.poison_output(stream);
+        plan.run(p.args(), stream);
+        flux::testing::expect_close(p.compare(stream), desc.dtype,
+                                    flux::detail::cat(config, " raster ", int(raster), " swizzle ", swizzle));
+      }
     }
-  }
-  flux::GemmOptions options;
-  options.config = "64x128x64_pingpong_swapab_c1x2";
-  flux::GemmPlan plan(desc, options);
-  DeviceBuffer flags(4096);
-  FLUX_CUDA_CHECK(cudaMemset(flags.ptr, 0, flags.bytes));
-  flux::GemmArgs args = p.args();
-  args.publish.mode = flux::PublishMode::kTileFlag;
-  args.publish.flags = flags.as<uint32_t>();
-  try {
-    plan.run(args, stream);
-    FAIL() << "a swap-AB config ran the publish hook";
-  } catch (const flux::InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find("allow_swap_ab"), std::string::npos) << e.what();
+    flux::GemmOptions options;
+    options.config = config;
+    flux::GemmPlan plan(desc, options);
+    DeviceBuffer flags(4096);
+    FLUX_CUDA_CHECK(cudaMemset(flags.ptr, 0, flags.bytes));
+    flux::GemmArgs args = p.args();
+    args.publish.mode = flux::PublishMode::kTileFlag;
+    args.publish.flags = flags.as<uint32_t>();
+    try {
+      plan.run(args, stream);
+      FAIL() << config << " (swap-AB) ran the publish hook";
+    } catch (const flux::InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("allow_swap_ab"), std::string::npos) << e.what();
+    }
   }
   // A plan that does not allow swap-AB never selects it.
   flux::GemmOptions no_swap;

@@ -25,7 +25,9 @@ using flux::testing::random_dim;
 using flux::testing::Stream;
 using flux::testing::to_host;
 
-constexpr const char* kSkinny[] = {"16x64x128_skinny_mma", "64x64x64_skinny_mma"};
+constexpr const char* kSkinny[] = {"16x64x128_skinny_mma", "64x64x64_skinny_mma", "8x16x512_gemv"};
+// Rows of A per unit (the configs' tile_m).
+int skinny_tile_m(const std::string& config) { return config.rfind("16x", 0) == 0 ? 16 : config.rfind("8x", 0) == 0 ? 8 : 64; }
 
 template <class T>
 std::vector<T> host_words(const DeviceBuffer& b) {
@@ -40,7 +42,7 @@ TEST(SkinnyGpu, DecodeShapesAgainstFp64Reference) {
   std::mt19937_64 rng(0x5c1bb7);
   int cases = 0;
   for (const char* config : kSkinny) {
-    const int tile_m = std::string(config).rfind("16x", 0) == 0 ? 16 : 64;
+    const int tile_m = skinny_tile_m(config);
     for (flux::DType dtype : {flux::DType::kBF16, flux::DType::kFP16}) {
       for (int64_t m : {int64_t(1), int64_t(2), int64_t(7), int64_t(tile_m), int64_t(tile_m + 37)}) {
         for (int32_t max_sms : {0, 3}) {
@@ -69,7 +71,7 @@ TEST(SkinnyGpu, DecodeShapesAgainstFp64Reference) {
       }
     }
   }
-  EXPECT_EQ(cases, 2 * 2 * 5 * 2);
+  EXPECT_EQ(cases, 3 * 2 * 5 * 2);
 }
 
 TEST(SkinnyGpu, ResultsAreBitwiseReproducible) {
@@ -151,30 +153,33 @@ TEST(SkinnyGpu, AnUnreleasedBlockTimesOutWithItsIndex) {
   FLUX_REQUIRE_GPU();
   Stream stream;
   std::mt19937_64 rng(606);
-  flux::GemmDesc desc{512, 512, flux::DType::kBF16, flux::WeightLayout::kNK};
-  GemmProblem p(desc, 40, false, rng(), stream);
-  flux::GemmOptions options;
-  options.config = "16x64x128_skinny_mma";
-  options.wait_timeout_ns = 20ull * 1000 * 1000;
-  options.rank = 2;
-  flux::GemmPlan plan(desc, options);
-  const flux::GemmSelection sel = plan.select(p.m);
-  ASSERT_EQ(sel.tiles_m, 3);
-  std::vector<uint32_t> host = {5u, 4u, 5u};  // block 1 never released
-  DeviceBuffer flags(host.size() * 4);
-  FLUX_CUDA_CHECK(cudaMemcpy(flags.ptr, host.data(), flags.bytes, cudaMemcpyHostToDevice));
-  flux::GemmArgs args = p.args();
-  args.wait.flags = flags.as<uint32_t>();
-  args.wait.value = 5;
-  plan.run(args, stream);
-  FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
-  try {
-    plan.check_status();
-    FAIL() << "the wait on block 1 did not time out";
-  } catch (const flux::TimeoutError& e) {
-    const std::string text = e.what();
-    EXPECT_NE(text.find("M-block 1 "), std::string::npos) << text;
-    EXPECT_NE(text.find("rank 2"), std::string::npos) << text;
+  for (const char* config : {"16x64x128_skinny_mma", "8x16x512_gemv"}) {
+    flux::GemmDesc desc{512, 512, flux::DType::kBF16, flux::WeightLayout::kNK};
+    GemmProblem p(desc, 40, false, rng(), stream);
+    flux::GemmOptions options;
+    options.config = config;
+    options.wait_timeout_ns = 20ull * 1000 * 1000;
+    options.rank = 2;
+    flux::GemmPlan plan(desc, options);
+    const flux::GemmSelection sel = plan.select(p.m);
+    ASSERT_EQ(sel.tiles_m, (40 + skinny_tile_m(config) - 1) / skinny_tile_m(config)) << config;
+    std::vector<uint32_t> host(static_cast<size_t>(sel.tiles_m), 5u);
+    host[1] = 4u;  // block 1 never released
+    DeviceBuffer flags(host.size() * 4);
+    FLUX_CUDA_CHECK(cudaMemcpy(flags.ptr, host.data(), flags.bytes, cudaMemcpyHostToDevice));
+    flux::GemmArgs args = p.args();
+    args.wait.flags = flags.as<uint32_t>();
+    args.wait.value = 5;
+    plan.run(args, stream);
+    FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
+    try {
+      plan.check_status();
+      FAIL() << config << ": the wait on block 1 did not time out";
+    } catch (const flux::TimeoutError& e) {
+      const std::string text = e.what();
+      EXPECT_NE(text.find("M-block 1 "), std::string::npos) << config << ": " << text;
+      EXPECT_NE(text.find("rank 2"), std::string::npos) << config << ": " << text;
+    }
   }
 }
 

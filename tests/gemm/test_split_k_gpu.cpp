@@ -69,7 +69,7 @@ TEST(SplitKGpu, EverySplitConfigAgainstFp64Reference) {
       }
     }
   }
-  EXPECT_EQ(cases, 2 * 2 * 3 * 8 + 2 * 1 * 2 * 8);  // 3 TMA split configs x 2 layouts, 2 skinny x [N, K]
+  EXPECT_EQ(cases, 2 * 2 * 5 * 8 + 2 * 1 * 3 * 8);  // 5 TMA split configs x 2 layouts, 3 skinny x [N, K]
 }
 
 TEST(SplitKGpu, TheHeuristicSplitsDecodeShapesAndIsRight) {

@@ -27,12 +27,15 @@ inline std::vector<int> only_pingpong_clusters() {
   return clusters;
 }
 
-// max_active_clusters as a GemmPlan measures it on the H200: the skinny configs at 2 CTAs per SM (4 stages of
-// ~25 KB of shared memory each; "waves of 264 clusters" in the H200 runs' selection reasons), every other config
-// 0 (sm_count / cluster size). Without it select_gemm_config counts kSkinnyMaxCtasPerSm per SM.
+// max_active_clusters as a GemmPlan measures it on the H200: the mma skinny configs at 2 CTAs per SM (4 stages of
+// ~25 KB of shared memory each; "waves of 264 clusters" in the H200 runs' selection reasons), the GEMV at 4 (64
+// registers per thread, no shared memory: gemv_kernel.cuh), every other config 0 (sm_count / cluster size).
+// Without it select_gemm_config counts kSkinnyMaxCtasPerSm per SM.
 inline std::vector<int> h200_measured_clusters() {
   std::vector<int> clusters;
-  for (const GemmConfigInfo& c : gemm_configs()) clusters.push_back(c.skinny ? 2 * h200_limits().sm_count : 0);
+  for (const GemmConfigInfo& c : gemm_configs()) {
+    clusters.push_back(c.gemv ? 4 * h200_limits().sm_count : c.skinny ? 2 * h200_limits().sm_count : 0);
+  }
   return clusters;
 }
 

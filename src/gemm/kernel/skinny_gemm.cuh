@@ -29,6 +29,8 @@
 // split_k_reduce.cu (deterministic), which this kernel lets launch early (griddepcontrol.launch_dependents;
 // it never waits on the kernel before it, so AG+GEMM may launch it as its gather's programmatic
 // dependent).
+// The family's GEMV config (ConfigShape::gemv, 8x16x512_gemv) shares the contract, the launcher and the item loop
+// but has a kernel body of its own, without mma or shared memory: src/gemm/kernel/gemv_kernel.cuh.
 // Assumptions: sm_90a, K-major weight (WeightLayout::kNK; the only layout compiled for this family),
 // A/B/C/bias 16-byte aligned, N and K (and K / splits) multiples of 8 (validated by the plan).
 #pragma once
@@ -42,6 +44,7 @@
 #include "src/device/half_convert.cuh"
 #include "src/device/signal.cuh"
 #include "src/gemm/gemm_launch.h"
+#include "src/gemm/kernel/gemv_kernel.cuh"
 
 namespace flux::gemm {
 namespace kernel {
@@ -290,19 +293,33 @@ template <ConfigId kConfig>
 struct SkinnyShape {
   static constexpr ConfigShape kShape = config_shape(kConfig);
   static_assert(kShape.skinny, "not a skinny config");
+  static constexpr bool kGemv = kShape.gemv;  // the GEMV kernel body (gemv_kernel.cuh): no shared memory
   static constexpr int kTileM = kShape.tile_m;
   static constexpr int kTileN = kShape.tile_n;
   static constexpr int kTileK = kShape.tile_k;
-  static constexpr int kSmemBytes = SkinnySmem<kTileM, kTileN, kTileK>::kBytes;
-  static constexpr int kThreads = kTileN / kSkinnyRowsPerWarp * 32 * kSkinnyKGroups;
+  static constexpr int kSmemBytes = kGemv ? 0 : SkinnySmem<kTileM, kTileN, kTileK>::kBytes;
+  static constexpr int kThreads = kGemv ? kGemvThreads : kTileN / kSkinnyRowsPerWarp * 32 * kSkinnyKGroups;
   static_assert(kShape.tile_k % kSkinnyChunkK == 0 && kShape.cluster_m == 1 && kShape.cluster_n == 1, "skinny shape");
+  static_assert(!kGemv || (kTileM == kGemvTileM && kTileN == kGemvTileN), "GEMV shape (gemv_kernel.cuh)");
 };
 
+using SkinnyEntry = void (*)(KernelLaunch);
+
+// The kernel for a call with m rows of A: the GEMV configs have one per rows-per-unit (1, 2, 4, 8: the
+// registers and loads of A scale with it); the other skinny configs one.
 template <DType kDType, ConfigId kConfig, GemmOutput kOutput>
-constexpr auto skinny_entry() {
+SkinnyEntry skinny_entry(int64_t m) {
   using S = SkinnyShape<kConfig>;
-  return &skinny_gemm_kernel<typename SkinnyElement<kDType>::type, S::kTileM, S::kTileN, S::kTileK,
-                             kOutput == GemmOutput::kPartial>;
+  using T = typename SkinnyElement<kDType>::type;
+  constexpr bool kPartial = kOutput == GemmOutput::kPartial;
+  if constexpr (S::kGemv) {
+    if (m <= 1) return &gemv_kernel<T, 1, kPartial>;
+    if (m <= 2) return &gemv_kernel<T, 2, kPartial>;
+    if (m <= 4) return &gemv_kernel<T, 4, kPartial>;
+    return &gemv_kernel<T, 8, kPartial>;
+  } else {
+    return &skinny_gemm_kernel<T, S::kTileM, S::kTileN, S::kTileK, kPartial>;
+  }
 }
 
 }  // namespace kernel
@@ -312,10 +329,17 @@ KernelInfo sm90_skinny_prepare(int device) {
   static_assert(kLayout == WeightLayout::kNK, "the skinny kernels read B as [N, K] (K-major) only");
   using S = kernel::SkinnyShape<kConfig>;
   detail::DeviceGuard guard(device);
-  auto entry = kernel::skinny_entry<kDType, kConfig, kOutput>();
-  FLUX_CUDA_CHECK(cudaFuncSetAttribute(entry, cudaFuncAttributeMaxDynamicSharedMemorySize, S::kSmemBytes));
-  int blocks = 0;
-  FLUX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, entry, S::kThreads, S::kSmemBytes));
+  // Every kernel of the config (the GEMV ones: per rows of A); the residency is the least of theirs.
+  int blocks = 1 << 30;
+  for (int64_t m : {int64_t(1), int64_t(2), int64_t(4), int64_t(8)}) {
+    auto entry = kernel::skinny_entry<kDType, kConfig, kOutput>(m);
+    if (S::kSmemBytes > 0) {
+      FLUX_CUDA_CHECK(cudaFuncSetAttribute(entry, cudaFuncAttributeMaxDynamicSharedMemorySize, S::kSmemBytes));
+    }
+    int b = 0;
+    FLUX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, entry, S::kThreads, S::kSmemBytes));
+    blocks = b < blocks ? b : blocks;
+  }
   int sms = 0;
   FLUX_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   KernelInfo info;
@@ -358,7 +382,7 @@ void sm90_skinny_launch(const KernelLaunch& launch, cudaStream_t stream) {
     config.attrs = &attribute;
     config.numAttrs = 1;
   }
-  FLUX_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel::skinny_entry<kDType, kConfig, kOutput>(), params));
+  FLUX_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel::skinny_entry<kDType, kConfig, kOutput>(launch.m), params));
   FLUX_CUDA_CHECK_LAUNCH(S::kShape.name);
 }
 
