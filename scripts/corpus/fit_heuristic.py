@@ -17,7 +17,8 @@ The skinny decode configs (ids 5, 6) have an item-time term of their own in pred
 --grid skinny searches only their constants (latency, fill) with the others at their committed values, ranked by
 the geometric mean of best / picked; --emit writes the best. --grid gemv: the same for the GEMV config (id 12).
 
-usage: fit_heuristic.py SWEEP.jsonl... [--sms 132] [--grid all|skinny|gemv|rates|rates-large] [--emit FIT.json]
+usage: fit_heuristic.py SWEEP.jsonl... [--sms 132] [--grid all|skinny|gemv|rates|rates-large] [--no-swap]
+       [--emit FIT.json]
 """
 import argparse
 import collections
@@ -167,6 +168,8 @@ def main():
     ap.add_argument("sweep", nargs="+")
     ap.add_argument("--sms", type=int, default=132)
     ap.add_argument("--grid", choices=["all", "skinny", "gemv", "rates", "rates-large"], default="all")
+    ap.add_argument("--no-swap", action="store_true", help="replay the selection of plans without swap-AB "
+                    "(GemmOptions::allow_swap_ab = false: the fused ops' GEMMs, flux-bench's flux_hooks)")
     ap.add_argument("--emit", help="--grid rates / rates-large / skinny: write the fitted constants as JSON "
                     "(scripts/corpus/apply_fit.py)")
     a = ap.parse_args()
@@ -185,11 +188,14 @@ def main():
             continue
         if a.grid == "rates-large" and r["m"] <= MID_MAX_M:
             continue
+        if a.no_swap and "swapab" in r["config"]:  # not a variant such plans can run
+            continue
         key = (r["dtype"], r["m"], r["n"], r["k"])
         shapes[key][(r["config"], r["raster"], r["swizzle"], r.get("splits", 1))] = r["median_ms"]
         cublas[key] = r["cublas_ms"]
     base = dict(sm_flops=5.3e6, sm_bytes=2.0e4, sm_bytes_l2=1.6e5, stream_max_m=64, hbm=4.0e6, fill=12.0, coop_epi=0.3,
-                reduce_fixed=8.0, split_gain=0.0, sk_lat=6.0, sk_fill=1.0, gv_lat=2.0, gv_fill=1.0, swap_max_m=SWAP_MAX_M)
+                reduce_fixed=8.0, split_gain=0.0, sk_lat=6.0, sk_fill=1.0, gv_lat=2.0, gv_fill=1.0,
+                swap_max_m=0 if a.no_swap else SWAP_MAX_M)
     grid = dict(sm_bytes=[1e4, 2e4, 3e4, 6e4, 1.6e5], stream_max_m=[128, 256, 512], fill=[1.0, 4.0, 8.0],
                 reduce_fixed=[1.0, 2.0, 4.0], split_gain=[0.0, 0.05])
     if a.grid == "skinny":

@@ -43,6 +43,7 @@
 #include "src/device/half_convert.cuh"
 #include "src/device/signal.cuh"
 #include "src/gemm/gemm_launch.h"
+#include "src/gemm/kernel/cta_hooks.cuh"
 
 namespace flux::gemm::kernel {
 
@@ -133,14 +134,7 @@ __global__ void __launch_bounds__(kGemvThreads, kGemvMinCtasPerSm) gemv_kernel(c
     };
     load_b(kb);  // in flight while the wait below polls
 
-    if (p.wait.flags != nullptr && uc.m < p.wait.tiles_m) {
-      if (threadIdx.x == 0) {
-        device::chaos_delay(p.wait.ctx.chaos_seed, uint32_t(uc.m) * 31u + 1u);
-        const uint32_t value = p.wait.value_ptr != nullptr ? *p.wait.value_ptr : p.wait.value;
-        device::wait_flag_geq(p.wait.flags + uc.m, value, uc.m, p.wait.ctx);
-      }
-      __syncthreads();  // every thread's loads of A come after the acquire
-    }
+    cta_wait_before_load(p.wait, uc.m);
 
     for (int64_t base = kb; base < ke; base += kU * 256) {
 #pragma unroll
@@ -193,19 +187,7 @@ __global__ void __launch_bounds__(kGemvThreads, kGemvMinCtasPerSm) gemv_kernel(c
       }
     }
     if constexpr (!kPartial) {
-      if (p.publish.mode != kPublishNone && uc.m < p.publish.tiles_m && uc.n < p.publish.tiles_n) {
-        __syncthreads();  // every thread's stores of the unit precede thread 0's release
-        if (threadIdx.x == 0) {
-          __threadfence_system();
-          device::chaos_delay(p.publish.chaos_seed, uint32_t(uc.m * 7919 + uc.n));
-          if (p.publish.mode == kPublishTileFlag) {
-            const uint32_t value = p.publish.value_ptr != nullptr ? *p.publish.value_ptr : p.publish.value;
-            device::st_release_sys(p.publish.flags + int64_t(uc.m) * p.publish.tiles_n + uc.n, value);
-          } else {
-            device::red_add_release_sys(p.publish.flags + uc.m, 1u);
-          }
-        }
-      }
+      cta_publish_after_store(p.publish, uc);
     }
   }  // items
 }

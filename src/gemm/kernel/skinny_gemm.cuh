@@ -44,6 +44,7 @@
 #include "src/device/half_convert.cuh"
 #include "src/device/signal.cuh"
 #include "src/gemm/gemm_launch.h"
+#include "src/gemm/kernel/cta_hooks.cuh"
 #include "src/gemm/kernel/gemv_kernel.cuh"
 
 namespace flux::gemm {
@@ -157,14 +158,7 @@ __global__ void __launch_bounds__(kTileN / kSkinnyRowsPerWarp * 32 * kSkinnyKGro
     const int rows = int(p.m - m0 < kTileM ? p.m - m0 : kTileM);
     const int jn = (rows + 7) / 8;  // n8 tiles holding real rows (warp-uniform)
 
-    if (p.wait.flags != nullptr && uc.m < p.wait.tiles_m) {
-      if (threadIdx.x == 0) {
-        device::chaos_delay(p.wait.ctx.chaos_seed, uint32_t(uc.m) * 31u + 1u);
-        const uint32_t value = p.wait.value_ptr != nullptr ? *p.wait.value_ptr : p.wait.value;
-        device::wait_flag_geq(p.wait.flags + uc.m, value, uc.m, p.wait.ctx);
-      }
-      __syncthreads();  // every thread's loads of A come after the acquire
-    }
+    cta_wait_before_load(p.wait, uc.m);
 
     // Stage s of the K loop: B rows n0.., A rows m0.. (only the tile's real rows: a padding row of A
     // only feeds rows of C that are never stored), K [kb + s kTileK, + kTileK), zero past the ends.
@@ -272,19 +266,7 @@ __global__ void __launch_bounds__(kTileN / kSkinnyRowsPerWarp * 32 * kSkinnyKGro
         v.w = device::pack2<T>(f[6], f[7]);
         *reinterpret_cast<uint4*>(out + (m0 + r) * p.n + n0 + c) = v;
       }
-      if (p.publish.mode != kPublishNone && uc.m < p.publish.tiles_m && uc.n < p.publish.tiles_n) {
-        __syncthreads();  // every thread's stores of the tile precede thread 0's release
-        if (threadIdx.x == 0) {
-          __threadfence_system();
-          device::chaos_delay(p.publish.chaos_seed, uint32_t(uc.m * 7919 + uc.n));
-          if (p.publish.mode == kPublishTileFlag) {
-            const uint32_t value = p.publish.value_ptr != nullptr ? *p.publish.value_ptr : p.publish.value;
-            device::st_release_sys(p.publish.flags + int64_t(uc.m) * p.publish.tiles_n + uc.n, value);
-          } else {
-            device::red_add_release_sys(p.publish.flags + uc.m, 1u);
-          }
-        }
-      }
+      cta_publish_after_store(p.publish, uc);
     }
   }  // items
 }
