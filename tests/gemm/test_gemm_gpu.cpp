@@ -457,6 +457,45 @@ TEST(GemmCoreGpu, SwapAbOrdersAndRefusedHooks) {
   for (int64_t m : {1, 8, 64, 100}) EXPECT_FALSE(plain.select(m).config.swap_ab) << plain.select(m).reason;
 }
 
+// The swap-AB configs (the decode rule's and 64x128), unsplit and split, captured after one eager call (the split-K
+// workspace for the stream exists) and replayed on new inputs.
+TEST(GemmCoreGpu, SwapAbGraphReplayWithNewInputs) {
+  FLUX_REQUIRE_GPU();
+  Stream stream;
+  std::mt19937_64 rng(808);
+  for (const char* config :
+       {"16x64x128_pingpong_swapab_c1x1", "64x64x128_pingpong_swapab_c1x1", "64x128x64_pingpong_swapab_c1x2"}) {
+    for (int32_t splits : {1, 4}) {
+      flux::GemmDesc desc{1544, 512 * splits, flux::DType::kBF16, flux::WeightLayout::kNK};
+      GemmProblem p(desc, std::string(config).rfind("16x", 0) == 0 ? 5 : 40, true, rng(), stream);
+      flux::GemmOptions options;
+      options.config = config;
+      options.split_k = splits;
+      flux::GemmPlan plan(desc, options);
+      plan.run(p.args(), stream);
+      FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
+      cudaGraph_t graph = nullptr;
+      FLUX_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+      plan.run(p.args(), stream);
+      FLUX_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+      cudaGraphExec_t exec = nullptr;
+      FLUX_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+      for (int rep = 0; rep < 3; ++rep) {
+        flux::tools::fill_random(p.a.ptr, p.m * desc.k, desc.dtype, 2000 + rep, 1.0f, stream);
+        p.compute_reference(stream);
+        p.poison_output(stream);
+        FLUX_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+        FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
+        plan.check_status();
+        flux::testing::expect_close(p.compare(stream), desc.dtype,
+                                    flux::detail::cat(config, " split ", splits, " replay ", rep));
+      }
+      FLUX_CUDA_CHECK(cudaGraphExecDestroy(exec));
+      FLUX_CUDA_CHECK(cudaGraphDestroy(graph));
+    }
+  }
+}
+
 TEST(GemmCoreGpu, BadInputsAreRejectedBeforeLaunch) {
   FLUX_REQUIRE_GPU();
   EXPECT_THROW(flux::GemmPlan(flux::GemmDesc{1000, 1001, flux::DType::kBF16, flux::WeightLayout::kNK}),
