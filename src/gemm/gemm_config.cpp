@@ -231,8 +231,10 @@ constexpr int32_t kSkinnyCandidateMaxTileM = 16;
 constexpr double kSkinnyFillUs = 1.0;
 // The GEMV config (8x16x512_gemv, src/gemm/kernel/gemv_kernel.cuh) in the same form: each CTA has tile_n rows
 // of B x tile_k of K in flight (x 2 at M <= 2, where the kernel unrolls twice as far), streamed straight into
-// registers; a candidate at M <= kGemvMaxM. First estimates (2026-12-04), before any measurement: a DRAM round trip under load for the
-// latency, the skinny kernels' fill.
+// registers; a candidate at M <= kGemvMaxM. First estimates (2026-12-04): a DRAM round trip under load for the
+// latency, the skinny kernels' fill. Not refitted: where swap-AB may run the decode rule takes M = 1, and for plans
+// without it (`fit_heuristic.py --grid gemv --no-swap` over s19c's decode sweep) no other value moved the
+// geometric mean of best / picked by more than 0.1%.
 constexpr double kGemvLatencyUs = 2.0;
 constexpr double kGemvFillUs = 1.0;
 constexpr int64_t kGemvMaxM = 1;
@@ -500,8 +502,8 @@ GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLi
   }
   sel.reason = detail::cat("heuristic: ", c.name, best_splits > 1 ? detail::cat(" split-K ", best_splits) : std::string(),
                            best_sk ? " stream-K" : "",
-                           decode_rule ? detail::cat(" by the decode rule (M <= ", kDecodeSwapMaxM, " or ", kDecodeWideMinM,
-                                                     " <= M <= ", kDecodeWideMaxM, "; model time ")
+                           decode_rule ? detail::cat(" by the decode rule (M <= ", kDecodeSwapMaxM, " or ",
+                                                     kDecodeWideMinM, " <= M <= ", kDecodeWideMaxM, "; model time ")
                                        : std::string(" predicted fastest ("),
                            best_p.us, " us; time model in gemm_config.cpp): ", best_p.units,
                            " units", best_splits > 1 ? detail::cat(" x ", best_splits, " slices") : std::string(), " in ",
