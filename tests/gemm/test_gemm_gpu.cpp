@@ -17,6 +17,7 @@
 #include "flux/error.h"
 #include "flux/gemm.h"
 #include "tests/support/gpu_support.h"
+#include "tests/support/graph_replay.h"
 
 namespace {
 
@@ -458,40 +459,37 @@ TEST(GemmCoreGpu, SwapAbOrdersAndRefusedHooks) {
 }
 
 // The swap-AB configs (the decode rule's and 64x128), unsplit and split, captured after one eager call (the split-K
-// workspace for the stream exists) and replayed on new inputs.
+// workspace for the stream exists) and replayed on another stream on new inputs, with eager calls mixed in
+// (tests/support/graph_replay.h).
 TEST(GemmCoreGpu, SwapAbGraphReplayWithNewInputs) {
   FLUX_REQUIRE_GPU();
-  Stream stream;
+  Stream capture, replay;
   std::mt19937_64 rng(808);
   for (const char* config :
        {"16x64x128_pingpong_swapab_c1x1", "64x64x128_pingpong_swapab_c1x1", "64x128x64_pingpong_swapab_c1x2"}) {
     for (int32_t splits : {1, 4}) {
       flux::GemmDesc desc{1544, 512 * splits, flux::DType::kBF16, flux::WeightLayout::kNK};
-      GemmProblem p(desc, std::string(config).rfind("16x", 0) == 0 ? 5 : 40, true, rng(), stream);
+      GemmProblem p(desc, std::string(config).rfind("16x", 0) == 0 ? 5 : 40, true, rng(), capture);
       flux::GemmOptions options;
       options.config = config;
       options.split_k = splits;
       flux::GemmPlan plan(desc, options);
-      plan.run(p.args(), stream);
-      FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
-      cudaGraph_t graph = nullptr;
-      FLUX_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-      plan.run(p.args(), stream);
-      FLUX_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-      cudaGraphExec_t exec = nullptr;
-      FLUX_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-      for (int rep = 0; rep < 3; ++rep) {
-        flux::tools::fill_random(p.a.ptr, p.m * desc.k, desc.dtype, 2000 + rep, 1.0f, stream);
-        p.compute_reference(stream);
-        p.poison_output(stream);
-        FLUX_CUDA_CHECK(cudaGraphLaunch(exec, stream));
-        FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
-        plan.check_status();
-        flux::testing::expect_close(p.compare(stream), desc.dtype,
-                                    flux::detail::cat(config, " split ", splits, " replay ", rep));
-      }
-      FLUX_CUDA_CHECK(cudaGraphExecDestroy(exec));
-      FLUX_CUDA_CHECK(cudaGraphDestroy(graph));
+      ASSERT_EQ(plan.select(p.m).splits, splits) << plan.select(p.m).reason;
+      plan.run(p.args(), capture);
+      const int checked = flux::testing::capture_and_replay(
+          capture, replay, 6, flux::testing::check_steps(rng(), 2, 6), 3,
+          [&](int step, cudaStream_t s) {
+            flux::tools::fill_random(p.a.ptr, p.m * desc.k, desc.dtype, uint64_t(2000 + step), 1.0f, s);
+            p.compute_reference(s);
+            p.poison_output(s);
+          },
+          [&](cudaStream_t s) { plan.run(p.args(), s); },
+          [&](int step) {
+            plan.check_status();
+            flux::testing::expect_close(p.compare(replay), desc.dtype,
+                                        flux::detail::cat(config, " split ", splits, " step ", step));
+          });
+      EXPECT_GE(checked, 1);
     }
   }
 }
