@@ -354,6 +354,12 @@ GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLi
   auto has_kernel = [&](const GemmConfigInfo& c) {
     return static_cast<size_t>(c.id) >= max_active_clusters.size() || max_active_clusters[c.id] >= 0;
   };
+  // Clusters of config c resident at once: the plan's measurement where it has one, else the device's upper bound.
+  auto concurrent_of = [&](const GemmConfigInfo& c) {
+    const bool known = static_cast<size_t>(c.id) < max_active_clusters.size();
+    return known && max_active_clusters[c.id] > 0 ? int64_t(max_active_clusters[c.id])
+                                                  : split_k_max_clusters(c, limits.sm_count);
+  };
   // Swap-AB: the weight's N along WGMMA's M (64-row groups), A's rows along its N; a candidate up to kSwapAbMaxM
   // (fitted), and never for plans that run the extension points (its tiles run the other way).
   const bool swap_ab_allowed = allow_swap_ab && m <= kSwapAbMaxM;
@@ -389,9 +395,7 @@ GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLi
     // (src/gemm/kernel/gemv_kernel.cuh).
     if (c.gemv && m > kGemvMaxM) continue;
     if (!has_kernel(c)) continue;
-    const bool known = static_cast<size_t>(c.id) < max_active_clusters.size();
-    int64_t concurrent = split_k_max_clusters(c, limits.sm_count);
-    if (known && max_active_clusters[c.id] > 0) concurrent = max_active_clusters[c.id];
+    const int64_t concurrent = concurrent_of(c);
     std::vector<int32_t> candidates;
     if (split_k > 1) {
       if (c.split_k) candidates.push_back(split_k);
@@ -447,9 +451,7 @@ GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLi
                                                                : gemm::ConfigId::k16x64x128PingpongSwapC1x1)];
   if ((m <= kDecodeSwapMaxM || wide) && swap_ab_allowed && !fp8 && has_kernel(decode) &&
       stream_k != StreamKMode::kOn) {
-    const bool known = static_cast<size_t>(decode.id) < max_active_clusters.size();
-    int64_t concurrent = split_k_max_clusters(decode, limits.sm_count);
-    if (known && max_active_clusters[decode.id] > 0) concurrent = max_active_clusters[decode.id];
+    const int64_t concurrent = concurrent_of(decode);
     const int64_t units = units_of(decode, m, n);
     int32_t s = split_k > 1 ? split_k : 1;
     if (split_k == 0 && units * kDecodeSplitUnitsDiv < limits.sm_count) {

@@ -311,9 +311,10 @@ KernelInfo sm90_skinny_prepare(int device) {
   static_assert(kLayout == WeightLayout::kNK, "the skinny kernels read B as [N, K] (K-major) only");
   using S = kernel::SkinnyShape<kConfig>;
   detail::DeviceGuard guard(device);
-  // Every kernel of the config (the GEMV ones: per rows of A); the residency is the least of theirs.
+  // Every kernel of the config (the GEMV: one per rows of A, 1, 2, 4, 8; the others: one); the residency is the
+  // least of theirs.
   int blocks = 1 << 30;
-  for (int64_t m : {int64_t(1), int64_t(2), int64_t(4), int64_t(8)}) {
+  for (int64_t m = 1; m <= (S::kGemv ? kernel::kGemvTileM : 1); m *= 2) {
     auto entry = kernel::skinny_entry<kDType, kConfig, kOutput>(m);
     if (S::kSmemBytes > 0) {
       FLUX_CUDA_CHECK(cudaFuncSetAttribute(entry, cudaFuncAttributeMaxDynamicSharedMemorySize, S::kSmemBytes));
