@@ -58,7 +58,7 @@ struct GemmConfigInfo {
   int cluster_m = 1, cluster_n = 1;
   bool pingpong = false;  // ping-pong (two math warp groups on alternate tiles) vs cooperative
   bool split_k = false;   // can run split-K (compiled with fp32 partial output as well)
-  bool swap_ab = false;   // computes C^T = op(B) A^T (decode-sized M); cannot run the extension points
+  bool swap_ab = false;   // computes C^T = op(B) A^T (decode-sized M); the extension points in C's terms
   bool skinny = false;    // a decode kernel (no clusters, one CTA per tile; weight [N, K] only)
   bool fp8 = false;       // an e4m3-input config (compiled for e4m3 only; the others for bf16 / fp16 only)
   bool stream_k = false;  // can run stream-K (compiled with it: 128x128x64_coop_c1x2 only, see gemm_config.h)
@@ -126,9 +126,9 @@ struct GemmOptions {
   // become resident: fused ops whose ranks share a GPU (spinning kernels of other ranks beside it) turn it off.
   StreamKMode stream_k = StreamKMode::kKnob;
   // Let the heuristic (and a tuning cache) pick swap-AB configs (GemmConfigInfo::swap_ab, the decode
-  // configs). Their tiles run the other way, so they cannot run the extension points: a plan whose calls
-  // use wait / publish / a segmented tile order must set this false (the fused ops do); such a call on
-  // a swap-AB selection is refused with an InvalidArgument.
+  // configs). Their kernels run the tiles transposed, but the tile order, wait-before-load and
+  // publish-after-store are in C's terms for them as for every config (M-blocks of tile_m rows of C, tiles
+  // of C), so the fused ops use them too; false keeps them out (the skinny / GEMV configs take decode M).
   bool allow_swap_ab = true;
   // A tuning cache written by `flux-bench tune` (src/gemm/tune_cache.h): "" = knob FLUX_TUNE_CACHE,
   // "none" = no cache. Entries for this (dtype, layout, N, K, SMs, M bucket) override the heuristic; a

@@ -138,17 +138,22 @@ def choose(m, n, k, sms, K):
     return best
 
 
+# Swap-AB rows measured before this time name their raster in the kernel's view (its M over C's N); since then the
+# order is over C's units for every config, and the kernel's row-major walk is C's column-major one.
+SWAP_ORDER_IN_C_SINCE = "2026-12-04T20:30:00Z"
+
+
 def order_of(c, m, n, sms):
     """The heuristic's raster / swizzle for config c (gemm_config.cpp)."""
     _, _, tm, tn, _, cm, cn, pp, _ = c
     um, un = cdiv(cdiv(m, tm), cm), cdiv(cdiv(n, tn), cn)
     if "skinny" in c[1] or "gemv" in c[1]:
         return "row", 1
-    if "swapab" in c[1]:  # the kernel's units: its M runs over N
+    if "swapab" in c[1]:  # bands of the kernel's M (C's unit columns): C's column-major order
         s = 1
         while s * 2 <= 8 and s * 2 <= un:
             s *= 2
-        return "row", s
+        return "col", s
     if pp:
         s = 1
         while s * 2 <= 8 and s * 2 <= um:
@@ -169,7 +174,7 @@ def main():
     ap.add_argument("--sms", type=int, default=132)
     ap.add_argument("--grid", choices=["all", "skinny", "gemv", "rates", "rates-large"], default="all")
     ap.add_argument("--no-swap", action="store_true", help="replay the selection of plans without swap-AB "
-                    "(GemmOptions::allow_swap_ab = false: the fused ops' GEMMs, flux-bench's flux_hooks)")
+                    "(GemmOptions::allow_swap_ab = false)")
     ap.add_argument("--emit", help="--grid rates / rates-large / skinny: write the fitted constants as JSON "
                     "(scripts/corpus/apply_fit.py)")
     a = ap.parse_args()
@@ -191,7 +196,10 @@ def main():
         if a.no_swap and "swapab" in r["config"]:  # not a variant such plans can run
             continue
         key = (r["dtype"], r["m"], r["n"], r["k"])
-        shapes[key][(r["config"], r["raster"], r["swizzle"], r.get("splits", 1))] = r["median_ms"]
+        raster = r["raster"]
+        if "swapab" in r["config"] and r.get("date", "") < SWAP_ORDER_IN_C_SINCE:
+            raster = "col" if raster == "row" else "row"  # recorded in the kernel's view: the same walk in C's
+        shapes[key][(r["config"], raster, r["swizzle"], r.get("splits", 1))] = r["median_ms"]
         cublas[key] = r["cublas_ms"]
     base = dict(sm_flops=5.3e6, sm_bytes=2.0e4, sm_bytes_l2=1.6e5, stream_max_m=64, hbm=4.0e6, fill=12.0, coop_epi=0.3,
                 reduce_fixed=8.0, split_gain=0.0, sk_lat=6.0, sk_fill=1.0, gv_lat=2.0, gv_fill=1.0,

@@ -491,13 +491,6 @@ void GemmPlan::run(const GemmArgs& args, cudaStream_t stream) const {
   if (args.order) validate_tile_order_spec(spec);
   spec.raster = spec.raster != Raster::kAuto ? spec.raster : sel.raster;
   spec.swizzle = spec.swizzle != 0 ? spec.swizzle : sel.swizzle;
-  if (sel.config.swap_ab) {
-    FLUX_CHECK_ARG(args.wait.flags == nullptr && args.publish.mode == PublishMode::kNone && spec.segments == 1 &&
-                       spec.col_bands == 1,
-                   "flux gemm: config ", sel.config.name, " (swap-AB, chosen for M = ", args.m,
-                   ") cannot run wait-before-load, publish-after-store or a segmented tile order (expected a plan "
-                   "built with GemmOptions::allow_swap_ab = false for calls that use them)");
-  }
   float* workspace = nullptr;
   uint32_t* arrivals = nullptr;
   const StreamKNeeds sk_needs = p.stream_k_needs_of(sel, args.m);
@@ -576,15 +569,8 @@ void GemmPlan::run(const GemmArgs& args, cudaStream_t stream) const {
   launch.fp8_promotion = p.fp8_promotion;
   launch.splits = sel.splits;
   launch.workspace = workspace;
-  if (sel.config.swap_ab) {
-    // The kernel's tiles: its M over N, its N over M.
-    GemmConfigInfo kernel_view = sel.config;
-    std::swap(kernel_view.tile_m, kernel_view.tile_n);
-    std::swap(kernel_view.cluster_m, kernel_view.cluster_n);
-    launch.order = make_tile_order_map(p.desc.n, args.m, kernel_view, spec);
-  } else {
-    launch.order = make_tile_order_map(args.m, p.desc.n, sel.config, spec);
-  }
+  // Over C's units for every config: a swap-AB kernel walks the same map transposed (ordered_tile_scheduler.cuh).
+  launch.order = make_tile_order_map(args.m, p.desc.n, sel.config, spec);
   launch.device = p.limits.device;
   // The fault domain of this call's bounded waits (wait-before-load, the stream-K fixup): the caller's, or the
   // plan's own status and rank.

@@ -361,7 +361,7 @@ GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLi
                                                   : split_k_max_clusters(c, limits.sm_count);
   };
   // Swap-AB: the weight's N along WGMMA's M (64-row groups), A's rows along its N; a candidate up to kSwapAbMaxM
-  // (fitted), and never for plans that run the extension points (its tiles run the other way).
+  // (fitted), for plans that allow it (GemmOptions::allow_swap_ab; the extension points run on it in C's terms).
   const bool swap_ab_allowed = allow_swap_ab && m <= kSwapAbMaxM;
   bool swap_ab_candidate = false;
   for (const GemmConfigInfo& c : configs) {
@@ -374,7 +374,7 @@ GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLi
     // 2026-12-03 s13c and 2026-12-01, 141 shapes each) every shape the model gave 128x128 ping-pong ran faster
     // on swap-AB 64x128: unsplit 1.28-1.34x (17 shapes each, min 1.11x), split 1.10x (6 shapes, min 1.07x);
     // geometric mean of best / picked over the decode shapes 0.925 -> 0.962 (s13c), 0.929 -> 0.961 (12-01).
-    // Without swap-AB (plans that run the extension points) it stays a candidate: the next choice there,
+    // Without swap-AB (plans built with allow_swap_ab = false) it stays a candidate: the next choice there,
     // 256x128, ran 0.6x of it on the same shapes.
     if (c.id == static_cast<int>(gemm::ConfigId::k128x128x64PingpongC1x2) && m <= kSquarePingpongYieldMaxM &&
         swap_ab_candidate) {
@@ -484,8 +484,8 @@ GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLi
     sel.raster = Raster::kRowMajor;
     sel.swizzle = 1;
   } else if (c.swap_ab) {
-    // The tile order runs over the kernel's units (its M over N): bands of its M, as ping-pong.
-    sel.raster = Raster::kRowMajor;
+    // Bands of the kernel's M (C's unit columns), as ping-pong: the kernel's row-major order is C's column-major.
+    sel.raster = Raster::kColMajor;
     sel.swizzle = pow2_at_most(units_n, kPingpongSwizzle);
   } else if (c.pingpong) {
     sel.raster = Raster::kRowMajor;

@@ -54,9 +54,9 @@
 //       for decode-sized M. The kernel computes C^T = op(B) A^T, so the weight's N runs along WGMMA's
 //       M (64 rows per math group, the instruction's minimum) and the few rows of A along WGMMA's N,
 //       and C is written column-major in the kernel's view (= row-major C). cuBLAS's fastest decode
-//       kernels on the H200 do the same (nvjet ..._64x8_..., 16x64, 24x64: ncu, 2026-12-01). It cannot
-//       run the extension points (its tiles run the other way): GemmOptions::allow_swap_ab = false for
-//       plans that use them (the fused ops' GEMMs).
+//       kernels on the H200 do the same (nvjet ..._64x8_..., 16x64, 24x64: ncu, 2026-12-01). The tile
+//       order and the extension points stay in C's terms: the scheduler walks C's units transposed, the wait
+//       reads the kernel's tile column as C's M-block, the publish transposes the tile index.
 //   16x64x128 and 64x64x128 ping-pong swap-AB, cluster 1x1 (C's terms: 16 or 64 rows of A, 64 columns of N;
 //       the kernel's tile 64 x 16 / 64 x 64 x 128): cuBLAS's decode structure (its M = 1 kernels are cublasLt tile
 //       64x8, TMA): a 64-row tile of the weight along WGMMA's M, A's few rows along its N, 128-deep k-blocks and

@@ -33,7 +33,7 @@ struct KernelLaunch {
   StreamKShape stream_k{};     // active: the cooperative kernel runs this decomposition (num_clusters = its workers)
   uint32_t* stream_k_flags = nullptr;  // stream-K: one per CTA and math warp group, zero between calls
   device::WaitContext stream_k_ctx{};  // stream-K: the fixup's bounded wait
-  TileOrderMap order{};
+  TileOrderMap order{};  // over C's units (tile_m x tile_n of C), swap-AB kernels included
   kernel::WaitHookParams wait{};
   kernel::PublishHookParams publish{};
   int device = 0;

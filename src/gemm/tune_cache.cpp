@@ -81,7 +81,7 @@ int64_t TuneCache::m_bucket(int64_t m) {
 }
 
 std::string TuneCache::build_id() {
-  std::string table = "flux-gemm-configs-v2";
+  std::string table = "flux-gemm-configs-v3";  // v3: swap-AB orders over C's units (rasters flipped)
   for (const ConfigShape& c : kConfigShapes) {
     table += detail::cat("|", c.name, ":", c.tile_m, "x", c.tile_n, "x", c.tile_k, "c", c.cluster_m, "x", c.cluster_n,
                          c.pingpong ? "p" : "c", c.split_k ? "s" : "");

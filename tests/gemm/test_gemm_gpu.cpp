@@ -108,7 +108,8 @@ TEST(GemmCoreGpu, TileOrdersGiveTheSameProduct) {
     for (flux::Raster raster : {flux::Raster::kRowMajor, flux::Raster::kColMajor}) {
       for (int swizzle : {1, 4, 16}) {
         for (const char* config : {"128x256x64_coop_c2x1", "128x128x64_pingpong_c1x2", "16x64x128_skinny_mma",
-                                   "64x64x64_skinny_mma", "8x16x512_gemv"}) {  // segments: no swap-AB
+                                   "64x64x64_skinny_mma", "8x16x512_gemv", "64x128x64_pingpong_swapab_c1x2",
+                                   "16x64x128_pingpong_swapab_c1x1", "64x64x128_pingpong_swapab_c1x1"}) {
           flux::GemmOptions options;
           options.config = config;
           options.order.segments = segments;
@@ -149,7 +150,8 @@ TEST(GemmCoreGpu, WaitBeforeLoadWaitsForACopyEngineProducer) {
   std::mt19937_64 rng(4242);
   for (const char* config : {"128x256x64_coop_c2x1", "128x128x64_pingpong_c1x2", "64x256x64_pingpong_c1x2",
                              "128x192x64_coop_c2x1", "16x64x128_skinny_mma", "64x64x64_skinny_mma",
-                             "8x16x512_gemv"}) {
+                             "8x16x512_gemv", "64x128x64_pingpong_swapab_c1x2", "16x64x128_pingpong_swapab_c1x1",
+                             "64x64x128_pingpong_swapab_c1x1"}) {
     flux::GemmDesc desc{4096, 2048, flux::DType::kFP16, flux::WeightLayout::kNK};
     const int64_t m = 1900;
     GemmProblem p(desc, m, true, rng(), gemm_stream);  // reference from p.a (the data the producer copies)
@@ -194,16 +196,20 @@ TEST(GemmCoreGpu, WaitBeforeLoadWaitsForACopyEngineProducer) {
   }
 }
 
+// The heuristic's pick at M = 777 (swap-AB 64x128 where it wins) and the decode rule's swap-AB configs: the
+// timed-out M-block is C's under swap-AB too.
 TEST(GemmCoreGpu, WaitTimeoutStopsTheKernelAndNamesTheBlock) {
   FLUX_REQUIRE_GPU();
   Stream stream;
   std::mt19937_64 rng(7);
   flux::GemmDesc desc{1024, 512, flux::DType::kBF16, flux::WeightLayout::kKN};
   GemmProblem p(desc, 777, false, rng(), stream);
+  for (const char* config : {"", "16x64x128_pingpong_swapab_c1x1", "64x128x64_pingpong_swapab_c1x2"}) {
+  SCOPED_TRACE(std::string("config '") + config + "'");
   flux::GemmOptions options;
+  options.config = config;
   options.wait_timeout_ns = 20ull * 1000 * 1000;  // 20 ms
   options.rank = 3;
-  options.allow_swap_ab = false;  // the hooks
   flux::GemmPlan plan(desc, options);
   const flux::GemmSelection sel = plan.select(p.m);
   DeviceBuffer flags(size_t(sel.tiles_m) * sizeof(uint32_t));
@@ -240,6 +246,7 @@ TEST(GemmCoreGpu, WaitTimeoutStopsTheKernelAndNamesTheBlock) {
   FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
   EXPECT_NO_THROW(plan.check_status());
   flux::testing::expect_close(p.compare(stream), desc.dtype, "after timeout");
+  }
 }
 
 TEST(GemmCoreGpu, PublishAfterStoreFlagsAndCounters) {
@@ -248,7 +255,8 @@ TEST(GemmCoreGpu, PublishAfterStoreFlagsAndCounters) {
   std::mt19937_64 rng(11);
   for (const char* config : {"128x256x64_coop_c2x1", "128x128x64_pingpong_c1x2", "256x128x64_coop_c1x2",
                              "128x128x64_coop_c1x2", "128x192x64_coop_c2x1", "16x64x128_skinny_mma",
-                             "64x64x64_skinny_mma", "8x16x512_gemv"}) {
+                             "64x64x64_skinny_mma", "8x16x512_gemv", "64x128x64_pingpong_swapab_c1x2",
+                             "16x64x128_pingpong_swapab_c1x1", "64x64x128_pingpong_swapab_c1x1"}) {
     flux::GemmDesc desc{1000, 768, flux::DType::kBF16, flux::WeightLayout::kNK};
     GemmProblem p(desc, 1500, true, rng(), stream);
     flux::GemmOptions options;
@@ -287,7 +295,8 @@ TEST(GemmCoreGpu, PublishAfterStoreFlagsAndCounters) {
 }
 
 // A consumer that needs no SM: for each tile, a stream-ordered wait on the tile's flag, then a copy of
-// the tile out of C. The consumer's stream is queued before the GEMM starts.
+// the tile out of C. The consumer's stream is queued before the GEMM starts. The heuristic's config at
+// M = 2048, and a swap-AB one (its kernel stores C^T tiles; the flag names C's tile).
 TEST(GemmCoreGpu, PublishedTilesAreCompleteWhenTheFlagIsSeen) {
   FLUX_REQUIRE_GPU();
   auto wait_value = driver_entry<StreamWaitValue32>("cuStreamWaitValue32");
@@ -295,8 +304,9 @@ TEST(GemmCoreGpu, PublishedTilesAreCompleteWhenTheFlagIsSeen) {
   std::mt19937_64 rng(12);
   flux::GemmDesc desc{2048, 4096, flux::DType::kFP16, flux::WeightLayout::kNK};
   GemmProblem p(desc, 2048, false, rng(), gemm_stream);
+  for (const char* config : {"", "64x128x64_pingpong_swapab_c1x2"}) {
   flux::GemmOptions options;
-  options.allow_swap_ab = false;  // the hooks
+  options.config = config;
   flux::GemmPlan plan(desc, options);
   const flux::GemmSelection sel = plan.select(p.m);
   const int tm = sel.config.tile_m, tn = sel.config.tile_n;
@@ -329,7 +339,9 @@ TEST(GemmCoreGpu, PublishedTilesAreCompleteWhenTheFlagIsSeen) {
   // Compare the consumer's copy (not C) with the reference.
   auto r = flux::tools::compare_rows(desc.dtype, desc.n, copy.ptr, p.rows.as<int32_t>(), p.m, p.ref.as<double>(),
                                      gemm_stream);
-  flux::testing::expect_close(r, desc.dtype, "tiles copied out by a flag-waiting consumer");
+  flux::testing::expect_close(r, desc.dtype, std::string("tiles copied out by a flag-waiting consumer, config '") +
+                                                  config + "'");
+  }
 }
 
 // The hooked GEMM under a CUDA graph: one capture, replays with the per-call value changed in device
@@ -341,8 +353,10 @@ TEST(GemmCoreGpu, HookValuesFromDeviceAreReadAtEveryReplay) {
   std::mt19937_64 rng(21);
   flux::GemmDesc desc{768, 512, flux::DType::kBF16, flux::WeightLayout::kNK};
   GemmProblem p(desc, 700, true, rng(), stream);
+  for (const char* config : {"", "16x64x128_pingpong_swapab_c1x1"}) {
+  SCOPED_TRACE(std::string("config '") + config + "'");
   flux::GemmOptions options;
-  options.allow_swap_ab = false;  // the hooks
+  options.config = config;
   flux::GemmPlan plan(desc, options);
   const flux::GemmSelection sel = plan.select(p.m);
   const size_t tiles = size_t(sel.tiles_m * sel.tiles_n);
@@ -384,6 +398,7 @@ TEST(GemmCoreGpu, HookValuesFromDeviceAreReadAtEveryReplay) {
   }
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
+  }
 }
 
 // Small case with every hook in use, for compute-sanitizer (scripts/gpu_check.sh runs it under memcheck).
@@ -396,7 +411,6 @@ TEST(GemmCoreGpu, SanitizerSmallCase) {
   flux::GemmOptions options;
   options.order.segments = 2;
   options.order.first_segment = 1;
-  options.allow_swap_ab = false;  // the hooks
   flux::GemmPlan plan(desc, options);
   const flux::GemmSelection sel = plan.select(p.m);
   DeviceBuffer wait_flags(size_t(sel.tiles_m) * 4), pub(size_t(sel.tiles_m * sel.tiles_n) * 4);
@@ -414,41 +428,58 @@ TEST(GemmCoreGpu, SanitizerSmallCase) {
   flux::testing::expect_close(p.compare(stream), desc.dtype, "sanitizer case");
 }
 
-// Swap-AB configs compute C^T: the plain tile orders still give the product; the hooks and segmented
-// orders are refused with a clear error before anything is launched.
-TEST(GemmCoreGpu, SwapAbOrdersAndRefusedHooks) {
+// Swap-AB configs compute C^T, yet the tile order and the hooks are in C's terms: every order (rasters, swizzles,
+// row segments, column bands) gives the product, each call waiting on C's M-blocks (all released) and publishing
+// exactly C's tiles (tiles_m != tiles_n, so a transposed index would miss flags or fall outside the grid).
+TEST(GemmCoreGpu, SwapAbOrdersAndHooksInCsTerms) {
   FLUX_REQUIRE_GPU();
   Stream stream;
   std::mt19937_64 rng(101);
   flux::GemmDesc desc{1000, 1024, flux::DType::kBF16, flux::WeightLayout::kNK};
   GemmProblem p(desc, 100, true, rng(), stream);
-  for (const char* config : {"64x128x64_pingpong_swapab_c1x2", "16x64x128_pingpong_swapab_c1x1"}) {
-    for (flux::Raster raster : {flux::Raster::kRowMajor, flux::Raster::kColMajor}) {
-      for (int swizzle : {1, 2, 8}) {
-        flux::GemmOptions options;
-        options.config = config;
-        options.order.raster = raster;
-        options.order.swizzle = swizzle;
-        flux::GemmPlan plan(desc, options);
-        p.poison_output(stream);
-        plan.run(p.args(), stream);
-        flux::testing::expect_close(p.compare(stream), desc.dtype,
-                                    flux::detail::cat(config, " raster ", int(raster), " swizzle ", swizzle));
+  uint32_t value = 0;
+  for (const char* config :
+       {"64x128x64_pingpong_swapab_c1x2", "16x64x128_pingpong_swapab_c1x1", "64x64x128_pingpong_swapab_c1x1"}) {
+    for (int segments : {1, 3}) {
+      for (int col_bands : {1, 3}) {
+        for (flux::Raster raster : {flux::Raster::kRowMajor, flux::Raster::kColMajor}) {
+          for (int swizzle : {1, 2, 8}) {
+            const std::string what = flux::detail::cat(config, " W=", segments, " bands=", col_bands, " raster ",
+                                                       int(raster), " swizzle ", swizzle);
+            flux::GemmOptions options;
+            options.config = config;
+            options.order.segments = segments;
+            options.order.first_segment = segments - 1;
+            options.order.col_bands = col_bands;
+            options.order.raster = raster;
+            options.order.swizzle = swizzle;
+            flux::GemmPlan plan(desc, options);
+            const flux::GemmSelection sel = plan.select(p.m);
+            ASSERT_TRUE(sel.config.swap_ab) << sel.reason;
+            ASSERT_NE(sel.tiles_m, sel.tiles_n) << what;
+            const size_t tiles = size_t(sel.tiles_m * sel.tiles_n);
+            DeviceBuffer wait_flags(size_t(sel.tiles_m) * 4), pub(tiles * 4);
+            ++value;
+            std::vector<uint32_t> released(size_t(sel.tiles_m), value);
+            FLUX_CUDA_CHECK(cudaMemcpy(wait_flags.ptr, released.data(), wait_flags.bytes, cudaMemcpyHostToDevice));
+            FLUX_CUDA_CHECK(cudaMemset(pub.ptr, 0, pub.bytes));
+            flux::GemmArgs args = p.args();
+            args.wait.flags = wait_flags.as<uint32_t>();
+            args.wait.value = value;
+            args.publish.mode = flux::PublishMode::kTileFlag;
+            args.publish.flags = pub.as<uint32_t>();
+            args.publish.value = value;
+            p.poison_output(stream);
+            plan.run(args, stream);
+            FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
+            plan.check_status();
+            std::vector<uint32_t> host(tiles);
+            FLUX_CUDA_CHECK(cudaMemcpy(host.data(), pub.ptr, pub.bytes, cudaMemcpyDeviceToHost));
+            for (size_t t = 0; t < tiles; ++t) ASSERT_EQ(host[t], value) << what << ": tile " << t << " not published";
+            flux::testing::expect_close(p.compare(stream), desc.dtype, what);
+          }
+        }
       }
-    }
-    flux::GemmOptions options;
-    options.config = config;
-    flux::GemmPlan plan(desc, options);
-    DeviceBuffer flags(4096);
-    FLUX_CUDA_CHECK(cudaMemset(flags.ptr, 0, flags.bytes));
-    flux::GemmArgs args = p.args();
-    args.publish.mode = flux::PublishMode::kTileFlag;
-    args.publish.flags = flags.as<uint32_t>();
-    try {
-      plan.run(args, stream);
-      FAIL() << config << " (swap-AB) ran the publish hook";
-    } catch (const flux::InvalidArgument& e) {
-      EXPECT_NE(std::string(e.what()).find("allow_swap_ab"), std::string::npos) << e.what();
     }
   }
   // A plan that does not allow swap-AB never selects it.

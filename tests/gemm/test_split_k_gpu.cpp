@@ -121,7 +121,8 @@ TEST(SplitKGpu, TheReductionPublishesEveryTileAfterItsStores) {
   FLUX_REQUIRE_GPU();
   Stream stream;
   std::mt19937_64 rng(41);
-  for (const char* config : {"128x128x64_pingpong_c1x2", "64x256x64_pingpong_c1x2"}) {  // swap-AB: no hooks
+  for (const char* config : {"128x128x64_pingpong_c1x2", "64x256x64_pingpong_c1x2", "64x128x64_pingpong_swapab_c1x2",
+                             "16x64x128_pingpong_swapab_c1x1"}) {
     flux::GemmDesc desc{1000, 1024, flux::DType::kFP16, flux::WeightLayout::kKN};
     GemmProblem p(desc, 300, true, rng(), stream);
     flux::GemmOptions options;
@@ -167,7 +168,6 @@ TEST(SplitKGpu, WaitBeforeLoadHoldsEverySlice) {
   flux::GemmOptions options;
   options.split_k = 8;
   options.wait_timeout_ns = 3000ull * 1000 * 1000;
-  options.allow_swap_ab = false;  // the hooks
   flux::GemmPlan plan(desc, options);
   const flux::GemmSelection sel = plan.select(m);
   DeviceBuffer flags(size_t(sel.tiles_m) * 4), a_dest(p.a.bytes);
@@ -271,7 +271,6 @@ TEST(SplitKGpu, SanitizerSmallCase) {
   GemmProblem p(desc, 33, true, rng(), stream);
   flux::GemmOptions options;
   options.split_k = 4;
-  options.allow_swap_ab = false;  // the hooks
   flux::GemmPlan plan(desc, options);
   const flux::GemmSelection sel = plan.select(p.m);
   DeviceBuffer pub(size_t(sel.tiles_m * sel.tiles_n) * 4);

@@ -157,10 +157,9 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
       }
 
       GemmPlan plan(desc);
-      // The hooked rows run on a plan that, like a fused op's, never picks the swap-AB configs (they cannot
-      // run the extension points).
+      // The hooked rows run on a plan like a fused op's GEMM (the same options as `plan`: every config runs the
+      // extension points, swap-AB included).
       GemmOptions hooks_options;
-      hooks_options.allow_swap_ab = false;
       GemmPlan hooks_plan(desc, hooks_options);
       GemmOptions segmented_options = hooks_options;
       segmented_options.order.segments = shape.tp > 1 ? shape.tp : 4;  // a fused op's W (4 off the suite, or at TP 1)

@@ -9,6 +9,9 @@
 //   PublishAfterStore<Epilogue>: after the epilogue has issued a tile's TMA stores, the issuing warp
 //     waits for their global writes to complete, fences the async proxy, and lane 0 releases the
 //     tile's flag (store `value`) or bumps its M-block counter (add 1), at system scope.
+// kSwap (the swap-AB kernels, which compute C^T): the kernel's tile (m, n) is C's tile (n, m), so the wait reads
+// the kernel's tile column as C's M-block and the publish transposes the tile index: the flags mean what they
+// mean for every other kernel.
 // `value` comes from the kernel arguments, or (value_ptr set) from a device word read when the wait or
 // publish happens: per-call values that advance on the device, so a CUDA graph replay uses the value
 // of its own call rather than the one baked in at capture.
@@ -23,7 +26,7 @@
 
 namespace flux::gemm::kernel {
 
-template <class Base>
+template <class Base, bool kSwap = false>
 struct WaitBeforeLoad : Base {
   struct Arguments : Base::Arguments {
     WaitHookParams wait{};
@@ -48,7 +51,7 @@ struct WaitBeforeLoad : Base {
                            KTileIterator k_tile_iter, int k_tile_count, int thread_idx,
                            uint32_t block_rank_in_cluster, typename Base::TensorStorage& shared_tensors) {
     if (params.wait.flags != nullptr) {
-      int32_t m_block = int32_t(cute::get<0>(blk_coord));
+      const int32_t m_block = int32_t(cute::get<kSwap ? 1 : 0>(blk_coord));  // C's M-block
       if (m_block < params.wait.tiles_m) {
         if (cute::elect_one_sync()) {
           device::chaos_delay(params.wait.ctx.chaos_seed, uint32_t(m_block) * 31u + 1u);
@@ -64,7 +67,7 @@ struct WaitBeforeLoad : Base {
   }
 };
 
-template <class Base>
+template <class Base, bool kSwap = false>
 struct PublishAfterStore : Base {
   struct Arguments : Base::Arguments {
     PublishHookParams publish{};
@@ -99,7 +102,9 @@ struct PublishAfterStore : Base {
                                    problem_shape_mnkl, tile_shape_MNK, tile_coord_mnkl, accumulators, tiled_mma,
                                    thread_idx, shared_tensors, subtile_idx);
     if (publish_.mode != kPublishNone) {
-      publish_tile(int32_t(cute::get<0>(tile_coord_mnkl)), int32_t(cute::get<1>(tile_coord_mnkl)), thread_idx);
+      // C's tile (m_block, n_block).
+      publish_tile(int32_t(cute::get<kSwap ? 1 : 0>(tile_coord_mnkl)), int32_t(cute::get<kSwap ? 0 : 1>(tile_coord_mnkl)),
+                   thread_idx);
     }
     return next_states;
   }

@@ -23,6 +23,11 @@
 // num_clusters) with cluster dims (cluster_m, cluster_n, 1), so blockIdx.z is the cluster index and
 // (blockIdx.x, blockIdx.y) the CTA's place inside its cluster.
 //
+// Swap-AB kernels (kTransposed: the kernel computes C^T, its M over C's N and its N over C's M) take the same
+// TileOrderMap, built over C's units like every other kernel's: unit (m, n) of C is the kernel's tile column m,
+// tile row n. So a fused op's segments (rows of C) and column bands mean the same under swap-AB, and the hooks'
+// flags (M-blocks and tiles of C) are indexed as for the unswapped kernels (hooked_collectives.cuh).
+//
 // It implements the subset of CUTLASS's scheduler interface the two sm90 TMA warp-specialized
 // kernel layers call (no dynamic CLC scheduling).
 #pragma once
@@ -46,11 +51,14 @@ namespace flux::gemm::kernel {
 // ping-pong and split-K partial kernels call is_last_tile() after every tile's MMA (CUTLASS's
 // programmatic-launch hint, enabled in the partial kernels), where a copy of the scheduler and a
 // unit_at() each tile cost the split-K path time on short k slices.
-template <bool kStreamK>
+// kTransposed: the swap-AB kernels (see the top of this file).
+template <bool kStreamK, bool kTransposed = false>
 struct OrderedTileSchedulerTag {};
 
-template <bool kStreamK>
+template <bool kStreamK, bool kTransposed = false>
 class OrderedTileScheduler {
+  static_assert(!(kStreamK && kTransposed), "stream-K runs in unswapped kernels only");
+
  public:
   static constexpr bool IsDynamicPersistent = false;
 
@@ -326,8 +334,9 @@ class OrderedTileScheduler {
     int32_t cta_m = 0, cta_n = 0;
 #endif
     WorkTileInfo w;
-    w.M_idx = unit.m * params_.cluster_m + cta_m;
-    w.N_idx = unit.n * params_.cluster_n + cta_n;
+    // cluster_m / cluster_n are the kernel's: under swap-AB C's cluster_n / cluster_m.
+    w.M_idx = (kTransposed ? unit.n : unit.m) * params_.cluster_m + cta_m;
+    w.N_idx = (kTransposed ? unit.m : unit.n) * params_.cluster_n + cta_n;
     w.L_idx = split;
     w.is_valid_tile = true;
     return w;
@@ -345,9 +354,10 @@ class OrderedTileScheduler {
 
 // Route CUTLASS's scheduler selection for our tag to the scheduler above.
 namespace cutlass::gemm::kernel::detail {
-template <bool kStreamK, class ArchTag, class TileShape, class ClusterShape, uint32_t SchedulerPipelineStageCount>
-struct TileSchedulerSelector<flux::gemm::kernel::OrderedTileSchedulerTag<kStreamK>, ArchTag, TileShape, ClusterShape,
-                             SchedulerPipelineStageCount> {
-  using Scheduler = flux::gemm::kernel::OrderedTileScheduler<kStreamK>;
+template <bool kStreamK, bool kTransposed, class ArchTag, class TileShape, class ClusterShape,
+          uint32_t SchedulerPipelineStageCount>
+struct TileSchedulerSelector<flux::gemm::kernel::OrderedTileSchedulerTag<kStreamK, kTransposed>, ArchTag, TileShape,
+                             ClusterShape, SchedulerPipelineStageCount> {
+  using Scheduler = flux::gemm::kernel::OrderedTileScheduler<kStreamK, kTransposed>;
 };
 }  // namespace cutlass::gemm::kernel::detail

@@ -172,8 +172,10 @@ struct Sm90GemmT {
           sizeof(typename CollectiveEpilogue::SharedStorage))>,
       MainloopSchedule>::CollectiveOp;
 
-  using Kernel = cutlass::gemm::kernel::GemmUniversal<cute::Shape<int, int, int, int>, WaitBeforeLoad<CollectiveMainloop>,
-                                                      PublishAfterStore<CollectiveEpilogue>, OrderedTileSchedulerTag<kStreamK>>;
+  // Under swap-AB the scheduler walks C's units transposed and the hooks index C's M-blocks and tiles.
+  using Kernel = cutlass::gemm::kernel::GemmUniversal<cute::Shape<int, int, int, int>, WaitBeforeLoad<CollectiveMainloop, kSwap>,
+                                                      PublishAfterStore<CollectiveEpilogue, kSwap>,
+                                                      OrderedTileSchedulerTag<kStreamK, kSwap>>;
 
   static_assert(Kernel::SharedStorageSize <= 227 * 1024, "GEMM core config exceeds the sm_90 shared-memory budget");
 };
@@ -245,8 +247,6 @@ void launch(const KernelLaunch& launch, cudaStream_t stream) {
              "GEMM core: split-K factor ", splits, " does not divide K = ", launch.k, " into multiples of 8");
   FLUX_CHECK(!G::kPartial || (launch.workspace != nullptr && launch.publish.mode == kernel::kPublishNone),
              "GEMM core: a split-K launch needs a workspace and publishes from the reduction, not the GEMM");
-  FLUX_CHECK(!G::kSwap || (launch.wait.flags == nullptr && launch.publish.mode == kernel::kPublishNone),
-             "GEMM core: swap-AB config ", G::kShape.name, " cannot run the wait / publish hooks");
   const bool stream_k = launch.stream_k.active();
   // The ping-pong kernel layer always runs the whole K (it ignores the scheduler's k ranges).
   FLUX_CHECK(!stream_k || (G::kStreamK && launch.workspace != nullptr &&

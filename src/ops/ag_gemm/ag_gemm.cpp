@@ -250,7 +250,6 @@ AgGemmPlan::AgGemmPlan(Communicator& comm, const AgGemmDesc& desc, const AgGemmO
     gemm_sms = split.gemm_sms;
     gather = split.helper_sms;
     go.max_sms = gemm_sms;
-    go.allow_swap_ab = false;  // its GEMMs wait before loading, in a segmented order
     p.fused_gemm = std::make_unique<GemmPlan>(core, go);
     go.max_sms = ops::ag_gemm_ce_gemm_sms(p.limits.sm_count, comm.shares_gpu(), gemm_sms, gather);
     p.ce_gemm = std::make_unique<GemmPlan>(core, go);

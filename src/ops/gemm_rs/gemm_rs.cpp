@@ -347,7 +347,6 @@ struct TileReduceCore {
       const ops::SmSplit split = ops::fused_sm_split(limits.sm_count, ops::ranks_on_gpu(c.device_uuids(), rank), reduce_sms);
       reduce_sms = split.helper_sms;
       gemm_options.max_sms = split.gemm_sms;
-      gemm_options.allow_swap_ab = false;  // it publishes tiles in a rank-rotated order
       fused_gemm = std::make_unique<GemmPlan>(core, gemm_options);
     }
     // Plans that differ across ranks would compute garbage or hang: compare what every rank resolved
