@@ -295,21 +295,24 @@ TEST(GemmCoreGpu, PublishAfterStoreFlagsAndCounters) {
 }
 
 // A consumer that needs no SM: for each tile, a stream-ordered wait on the tile's flag, then a copy of
-// the tile out of C. The consumer's stream is queued before the GEMM starts. The heuristic's config at
-// M = 2048, and a swap-AB one (its kernel stores C^T tiles; the flag names C's tile).
+// the tile out of C. The consumer's stream is queued before the GEMM starts, so its 2 x tiles operations must
+// fit the stream's queue (the host blocks on a full one; 512 did, 1024 hung on the H200): 256 tiles. The
+// heuristic's config at M = 2048, and a swap-AB one at M = 1024 (its kernel stores C^T tiles; the flag names
+// C's tile).
 TEST(GemmCoreGpu, PublishedTilesAreCompleteWhenTheFlagIsSeen) {
   FLUX_REQUIRE_GPU();
   auto wait_value = driver_entry<StreamWaitValue32>("cuStreamWaitValue32");
   Stream gemm_stream, consumer;
   std::mt19937_64 rng(12);
   flux::GemmDesc desc{2048, 4096, flux::DType::kFP16, flux::WeightLayout::kNK};
-  GemmProblem p(desc, 2048, false, rng(), gemm_stream);
-  for (const char* config : {"", "64x128x64_pingpong_swapab_c1x2"}) {
+  for (auto [config, m] : {std::pair<const char*, int64_t>{"", 2048}, {"64x128x64_pingpong_swapab_c1x2", 1024}}) {
+  GemmProblem p(desc, m, false, rng(), gemm_stream);
   flux::GemmOptions options;
   options.config = config;
   flux::GemmPlan plan(desc, options);
   const flux::GemmSelection sel = plan.select(p.m);
   const int tm = sel.config.tile_m, tn = sel.config.tile_n;
+  ASSERT_LE(sel.tiles_m * sel.tiles_n, 256) << sel.config.name << ": more consumer operations than the queue holds";
   DeviceBuffer flags(size_t(sel.tiles_m * sel.tiles_n) * sizeof(uint32_t));
   DeviceBuffer copy(p.c.bytes);
   PinnedBuffer host_copy(p.c.bytes);  // device -> host copies run on a copy engine, concurrently with the GEMM
