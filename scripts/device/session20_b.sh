@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
-# scripts/device/session20_b.sh OUT — session 20, after a: the L2 prefetch of the weight before the wait (hooked_collectives.cuh), and the swap-AB configs run the extension points (the tile order over
-# C's units, walked transposed by the scheduler; the wait on C's M-block; the publish of C's tile), so the plans
-# with hooks (flux-bench's flux_hooks, the fused ops' GEMMs) pick them too.
+# scripts/device/session20_b.sh OUT — session 20, after session20_a.sh: the same checks with the L2 prefetch of the
+# weight before the wait (hooked_collectives.cuh) added to the swap-AB configs' extension points.
 # 1. Build the tree with the tests.
-# 2. The GEMM core's GPU tests (PublishedTilesAreCompleteWhenTheFlagIsSeen at 256 tiles: at 512 swap-AB tiles in a hung
-#    in the host's enqueue) (the swap-AB orders and hooks, wait / publish / timeout / graph loops with the
-#    swap-AB configs added, split-K with hooks on swap-AB, and session 19's never-run SwapAbGraphReplayWithNewInputs).
+# 2. The GEMM core's GPU tests (in a, PublishedTilesAreCompleteWhenTheFlagIsSeen hung: 512 swap-AB tiles, 1024
+#    consumer operations queued before the GEMM, blocked the host's enqueue; now 256 tiles), the rest of them
+#    unrun in a: the swap-AB orders and hooks, split-K with hooks on swap-AB, SwapAbGraphReplayWithNewInputs.
 # 3. The test half every 3rd row, bf16 and fp16 (the same 826 rows as s19e): flux_hooks / flux.
 # 4. The fused ops' GPU tests (AG+GEMM, GEMM+RS, GEMM+AR at W = 1..8 on one GPU), whose GEMMs now take swap-AB at
 #    decode M, in the time left (LIMIT, 560 s).
