@@ -6,10 +6,6 @@
 //   WaitBeforeLoad<Mainloop>: before the producer warp issues the TMA loads of an output tile, one
 //     lane waits (acquire, system scope, bounded) until flags[m_block] has reached value, then every
 //     lane of the producer warp fences the async proxy so the TMA reads see the data the flag guards.
-//     Before waiting, that lane asks TMA to prefetch into L2 the tile's first k-blocks (as many as the
-//     pipeline has stages) of the operand the flag does not guard (the weight: the kernel's B, or its A
-//     under swap-AB), so the weight streams while the flag is read or waited for; the loads after the
-//     wait find those bytes in L2. The guarded operand is never touched before the wait.
 //   PublishAfterStore<Epilogue>: after the epilogue has issued a tile's TMA stores, the issuing warp
 //     waits for their global writes to complete, fences the async proxy, and lane 0 releases the
 //     tile's flag (store `value`) or bumps its M-block counter (add 1), at system scope.
@@ -58,7 +54,6 @@ struct WaitBeforeLoad : Base {
       const int32_t m_block = int32_t(cute::get<kSwap ? 1 : 0>(blk_coord));  // C's M-block
       if (m_block < params.wait.tiles_m) {
         if (cute::elect_one_sync()) {
-          prefetch_weight(params, load_inputs, blk_coord, k_tile_iter, k_tile_count, block_rank_in_cluster);
           device::chaos_delay(params.wait.ctx.chaos_seed, uint32_t(m_block) * 31u + 1u);
           const uint32_t value = params.wait.value_ptr != nullptr ? *params.wait.value_ptr : params.wait.value;
           device::wait_flag_geq(params.wait.flags + m_block, value, m_block, params.wait.ctx);
@@ -69,28 +64,6 @@ struct WaitBeforeLoad : Base {
     }
     Base::load(params, pipeline, smem_pipe_write, load_inputs, blk_coord, k_tile_iter, k_tile_count, thread_idx,
                block_rank_in_cluster, shared_tensors);
-  }
-
- private:
-  // L2 prefetch of the unguarded operand's first k-blocks of this tile: this CTA's slice of them, partitioned as
-  // the collective's load() partitions them (a multicast operand's slices add up to the tile over the cluster).
-  template <class TensorA, class TensorB, class KTileIterator, class BlockCoord>
-  CUTLASS_DEVICE static void prefetch_weight(Params const& params, cute::tuple<TensorA, TensorB> const& load_inputs,
-                                             BlockCoord const& blk_coord, KTileIterator k_tile_iter, int k_tile_count,
-                                             uint32_t block_rank_in_cluster) {
-    using namespace cute;
-    constexpr uint32_t cluster_x = get<0>(typename Base::DispatchPolicy::ClusterShape());
-    const int count = k_tile_count < Base::K_PIPE_MAX ? k_tile_count : Base::K_PIPE_MAX;
-    auto [m_coord, n_coord, k_coord, l_coord] = blk_coord;
-    if constexpr (kSwap) {  // the kernel's A (the weight), sliced by the CTA's place along the cluster's N
-      auto block_tma = params.tma_load_a.get_slice(block_rank_in_cluster / cluster_x);
-      Tensor g = block_tma.partition_S(get<0>(load_inputs)(_, _, m_coord, _, l_coord));  // (TMA,TMA_M,TMA_K,k)
-      for (int i = 0; i < count; ++i) prefetch(params.tma_load_a, g(_, _, _, *k_tile_iter + i));
-    } else {  // the kernel's B (the weight), sliced by the CTA's place along the cluster's M
-      auto block_tma = params.tma_load_b.get_slice(block_rank_in_cluster % cluster_x);
-      Tensor g = block_tma.partition_S(get<1>(load_inputs)(_, _, n_coord, _, l_coord));  // (TMA,TMA_N,TMA_K,k)
-      for (int i = 0; i < count; ++i) prefetch(params.tma_load_b, g(_, _, _, *k_tile_iter + i));
-    }
   }
 };
 
