@@ -244,6 +244,9 @@ TEST(GemmConfig, DecodeRuleTakesTheDeepSwapAbTiles) {
       EXPECT_EQ(name(s), want) << m << "x" << n << ": " << s.reason;
       EXPECT_EQ(s.splits, 1) << s.reason;  // >= 32 units: a quarter of the SMs or more
       EXPECT_NE(s.reason.find("decode rule"), std::string::npos) << s.reason;
+      // The order is over C's units: bands of 8 unit columns (the kernel's row-major bands of its M).
+      EXPECT_EQ(s.raster, flux::Raster::kColMajor) << s.reason;
+      EXPECT_EQ(s.swizzle, 8) << s.reason;
     }
     // 8 units of 64 columns: split into the most slices within 3/4 of the 132 SMs (8 of 8192's 2, 4, 8, 16).
     const flux::GemmSelection few = flux::select_gemm_config(m, 512, 8192, limits, measured);

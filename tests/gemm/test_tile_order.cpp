@@ -152,6 +152,33 @@ TEST(TileOrder, SegmentBoundariesFollowRows) {
   EXPECT_EQ(map.segment_begin(3), 8);
 }
 
+// Swap-AB kernels walk the map over C's units transposed (ordered_tile_scheduler.cuh). The heuristic's order for
+// them, C's column-major bands of `swizzle` unit columns, is the walk their kernels made before the map was over
+// C's units: row-major bands over the kernel's units (its M over C's N), the same swizzle.
+TEST(TileOrder, ColumnMajorOverCIsRowMajorOverTheTransposedKernel) {
+  std::mt19937_64 rng(2020);
+  for (int trial = 0; trial < 300; ++trial) {
+    const int64_t m = 1 + int64_t(rng() % 3000), n = 8 * (1 + int64_t(rng() % 2000));
+    const int32_t tile_m = (trial % 3 == 0) ? 16 : 64, tile_n = (trial % 2 == 0) ? 64 : 128;
+    const int32_t cluster_n = 1 + int32_t(rng() % 2);
+    const int32_t swizzle = 1 << (rng() % 4);
+    flux::TileOrderSpec c_spec;
+    c_spec.raster = flux::Raster::kColMajor;
+    c_spec.swizzle = swizzle;
+    flux::TileOrderSpec kernel_spec = c_spec;
+    kernel_spec.raster = flux::Raster::kRowMajor;
+    const flux::TileOrderMap over_c = flux::tile_order_map_unchecked(m, n, tile_m, tile_n, 1, cluster_n, c_spec);
+    const flux::TileOrderMap over_kernel =
+        flux::tile_order_map_unchecked(n, m, tile_n, tile_m, cluster_n, 1, kernel_spec);
+    ASSERT_EQ(over_c.total_units(), over_kernel.total_units());
+    for (int64_t i = 0; i < over_c.total_units(); ++i) {
+      const flux::UnitCoord c = over_c.unit_at(i), k = over_kernel.unit_at(i);
+      ASSERT_TRUE(c.m == k.n && c.n == k.m) << m << "x" << n << " tile " << tile_m << "x" << tile_n << " swizzle "
+                                            << swizzle << " unit " << i;
+    }
+  }
+}
+
 // The row-segment arithmetic the fused ops share (GEMM+RS's destinations of a tile, AG+GEMM's arrivals
 // per M-block, the gather's shard walk), against a row-by-row count.
 TEST(RowSegments, MatchRowByRowCount) {
