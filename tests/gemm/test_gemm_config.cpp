@@ -248,6 +248,11 @@ TEST(GemmConfig, DecodeRuleTakesTheDeepSwapAbTiles) {
       EXPECT_EQ(s.raster, flux::Raster::kColMajor) << s.reason;
       EXPECT_EQ(s.swizzle, 8) << s.reason;
     }
+    // Their own time term (gemm_config.cpp, fitted: ~10% median error on the test half), not the generic one
+    // (2.2-3.4x high on them): at N = K = 4096 one wave of 64-column units, 64 x 4096 x 2 bytes per CTA at 60 GB/s
+    // after a 7 us fill: 15.7 us (64 units, one wave, for both configs' M).
+    const flux::GemmSelection timed = flux::select_gemm_config(m, 4096, 4096, limits, measured);
+    EXPECT_NEAR(timed.predicted_us, 7.0 + 64.0 * 4096 * 2 / 6.0e4, 0.01) << timed.reason;
     // 8 units of 64 columns: split into the most slices within 3/4 of the 132 SMs (8 of 8192's 2, 4, 8, 16).
     const flux::GemmSelection few = flux::select_gemm_config(m, 512, 8192, limits, measured);
     EXPECT_EQ(name(few), want) << few.reason;
