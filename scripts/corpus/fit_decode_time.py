@@ -16,37 +16,31 @@ usage: fit_decode_time.py SWEEP.jsonl[.gz]... [--test JUDGE.jsonl[.gz]...] [--sm
 """
 import argparse
 import collections
-import gzip
 import itertools
 import json
 import math
 import statistics
 
+# The config table, the decode rule's M ranges and the sweep reader: fit_heuristic.py's (beside this script).
+from fit_heuristic import CONFIGS as ALL_CONFIGS, DECODE_SWAP_MAX_M, DECODE_WIDE_MAX_M, DECODE_WIDE_MIN_M, cdiv, \
+    jsonl_lines
+
 HBM = 4.0e6  # bytes per us (gemm_config.cpp kHbmBytesPerUs)
-CONFIGS = {"16x64x128_pingpong_swapab_c1x1": 16, "64x64x128_pingpong_swapab_c1x1": 64}  # name -> C's tile_m
-TILE_N = 64
-
-
-def cdiv(a, b):
-    return (a + b - 1) // b
+RULE_IDS = (13, 14)  # the decode rule's configs
+CONFIGS = {c[1]: c for c in ALL_CONFIGS if c[0] in RULE_IDS}  # name -> (id, name, tile_m, tile_n, ...)
 
 
 def in_rule(cfg, m):
     """The decode rule's M range of each config (kDecodeSwapMaxM, kDecodeWideMinM / MaxM)."""
-    return m <= 16 if CONFIGS[cfg] == 16 else 33 <= m <= 64
-
-
-def lines(paths):
-    for p in paths:
-        with (gzip.open(p, "rt") if p.endswith(".gz") else open(p)) as f:
-            yield from f
+    return m <= DECODE_SWAP_MAX_M if CONFIGS[cfg][0] == 13 else DECODE_WIDE_MIN_M <= m <= DECODE_WIDE_MAX_M
 
 
 def predict(cfg, m, n, k, s, sms, fill, rates, reduce_fixed):
     es = 2.0
-    units = cdiv(m, CONFIGS[cfg]) * cdiv(n, TILE_N)
+    _, _, tile_m, tile_n = CONFIGS[cfg][:4]
+    units = cdiv(m, tile_m) * cdiv(n, tile_n)
     waves = cdiv(units * s, sms)
-    item = TILE_N * (k // s) * es
+    item = tile_n * (k // s) * es
     us = max(fill + waves * item / rates[cfg], ((m * k + n * k) * es + m * n * 2.0 + (s * m * n * 4.0 if s > 1 else 0)) / HBM)
     if s > 1:
         us += reduce_fixed + (s * m * n * 4.0 + m * n * 2.0) / HBM
@@ -66,7 +60,7 @@ def main():
     a = ap.parse_args()
     # Tuning half: each (shape, config, splits) at the median of its measured orders (they differ by ~1% here).
     times = collections.defaultdict(list)
-    for line in lines(a.sweep):
+    for line in jsonl_lines(a.sweep):
         r = json.loads(line)
         if r.get("impl") != "flux_sweep" or r["config"] not in CONFIGS or not r.get("max_rel_err", 1) < 1e-2:
             continue
@@ -75,7 +69,7 @@ def main():
         times[(r["config"], r["m"], r["n"], r["k"], r.get("splits", 1))].append(r["median_ms"] * 1e3)
     fit_rows = [(key, statistics.median(v)) for key, v in times.items()]
     test_rows = []
-    for line in lines(a.test):
+    for line in jsonl_lines(a.test):
         r = json.loads(line)
         if r.get("impl") == "flux" and r["config"] in CONFIGS and "decode rule" in r.get("reason", ""):
             test_rows.append(((r["config"], r["m"], r["n"], r["k"], r.get("splits", 1)), r["median_ms"] * 1e3))

@@ -60,6 +60,13 @@ def cdiv(a, b):
     return (a + b - 1) // b
 
 
+def jsonl_lines(paths):
+    """The lines of JSON-lines files, gzipped (.gz) or not."""
+    for path in paths:
+        with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
+            yield from f
+
+
 def predict(c, m, n, k, s, conc, K):
     cid, name, tm, tn, tk, cm, cn, pp, _ = c
     units = cdiv(cdiv(m, tm), cm) * cdiv(cdiv(n, tn), cn)
@@ -180,12 +187,7 @@ def main():
     a = ap.parse_args()
     shapes = collections.defaultdict(dict)
     cublas = {}
-    def sweep_lines():
-        for path in a.sweep:
-            with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
-                yield from f
-
-    for line in sweep_lines():
+    for line in jsonl_lines(a.sweep):
         r = json.loads(line)
         # Whole-tile variants only: stream-K is not modelled here (scripts/corpus/fit_stream_k.py; its rows carry the
         # same config / raster / swizzle keys).
