@@ -208,6 +208,12 @@ constexpr int32_t kPingpongSwizzle = 8;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// The decode rule's two configs (kDecodeSwapMaxM above): picked by the rule only, timed by their own term.
+bool is_decode_rule_config(const GemmConfigInfo& c) {
+  return c.id == static_cast<int>(gemm::ConfigId::k16x64x128PingpongSwapC1x1) ||
+         c.id == static_cast<int>(gemm::ConfigId::k64x64x128PingpongSwapC1x1);
+}
+
 int32_t pow2_at_most(int64_t limit, int32_t cap) {
   int32_t s = 1;
   while (s * 2 <= cap && s * 2 <= limit) s *= 2;
@@ -258,8 +264,7 @@ Prediction predict(const GemmConfigInfo& c, int64_t m, int64_t n, int64_t k, int
   const gemm::StreamKShape sk = gemm::stream_k_shape(p.units, p.concurrent, ceil_div(k, c.tile_k), stream_k);
   const double es = c.fp8 ? 1.0 : 2.0;  // bytes of an element of A and B (C: 2, bf16 / fp16)
   double compute_us = 0.0;
-  const bool decode = c.id == static_cast<int>(gemm::ConfigId::k16x64x128PingpongSwapC1x1) ||
-                      c.id == static_cast<int>(gemm::ConfigId::k64x64x128PingpongSwapC1x1);
+  const bool decode = is_decode_rule_config(c);
   if (decode) {  // the decode rule's configs (kDecodeFillUs above)
     const double item_bytes = double(c.tile_n) * double(k / splits) * es;
     compute_us = kDecodeFillUs + double(p.waves) * item_bytes / kDecodeCtaBytesPerUs;
@@ -399,8 +404,7 @@ GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLi
       continue;
     }
     if (c.swap_ab && !swap_ab_allowed) continue;
-    if (c.id == static_cast<int>(gemm::ConfigId::k16x64x128PingpongSwapC1x1)) continue;  // the decode rule's, below
-    if (c.id == static_cast<int>(gemm::ConfigId::k64x64x128PingpongSwapC1x1)) continue;  // the decode rule's, below
+    if (is_decode_rule_config(c)) continue;  // the decode rule's, below
     // The skinny configs are for M within one of their tiles (their purpose: decode; taller M re-streams B
     // once per 16 or 64 rows).
     if (c.skinny && m > c.tile_m) continue;
