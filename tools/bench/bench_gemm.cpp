@@ -156,21 +156,18 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
         tools::fill_scales(scale_b.as<float>(), scale_vectors ? n : 1, rng(), 0.01f, 0.03f, stream);
       }
 
+      // The hooked rows run on the same plan (every config runs the extension points, swap-AB included, as in a
+      // fused op's GEMM), so they time the hooks on the very selection of the unhooked rows.
       GemmPlan plan(desc);
-      // The hooked rows run on a plan like a fused op's GEMM (the same options as `plan`: every config runs the
-      // extension points, swap-AB included).
-      GemmOptions hooks_options;
-      GemmPlan hooks_plan(desc, hooks_options);
-      GemmOptions segmented_options = hooks_options;
+      GemmOptions segmented_options;
       segmented_options.order.segments = shape.tp > 1 ? shape.tp : 4;  // a fused op's W (4 off the suite, or at TP 1)
       segmented_options.order.first_segment = 1;
       GemmPlan segmented_plan(desc, segmented_options);
       const GemmSelection sel = plan.select(m);
-      const GemmSelection hooks_sel = hooks_plan.select(m);
-      DeviceBuffer wait_flags(size_t(hooks_sel.tiles_m) * sizeof(uint32_t));
-      FLUX_CUDA_CHECK(cudaMemsetAsync(wait_flags.ptr, 0x01, size_t(hooks_sel.tiles_m) * sizeof(uint32_t), stream));  // released
-      DeviceBuffer publish_flags(size_t(hooks_sel.tiles_m * hooks_sel.tiles_n) * sizeof(uint32_t));
-      FLUX_CUDA_CHECK(cudaMemsetAsync(publish_flags.ptr, 0, size_t(hooks_sel.tiles_m * hooks_sel.tiles_n) * sizeof(uint32_t),
+      DeviceBuffer wait_flags(size_t(sel.tiles_m) * sizeof(uint32_t));
+      FLUX_CUDA_CHECK(cudaMemsetAsync(wait_flags.ptr, 0x01, size_t(sel.tiles_m) * sizeof(uint32_t), stream));  // released
+      DeviceBuffer publish_flags(size_t(sel.tiles_m * sel.tiles_n) * sizeof(uint32_t));
+      FLUX_CUDA_CHECK(cudaMemsetAsync(publish_flags.ptr, 0, size_t(sel.tiles_m * sel.tiles_n) * sizeof(uint32_t),
                                       stream));
 
       auto gemm_args = [&](int set) {
@@ -260,15 +257,15 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
       results[0].splits = sel.splits;
       results[0].stream_k = sel.stream_k;
       results[1].impl = "flux_hooks";
-      results[1].config = hooks_sel.config.name;
-      results[1].raster = raster_name(hooks_sel.raster);
-      results[1].swizzle = hooks_sel.swizzle;
-      results[1].splits = hooks_sel.splits;
-      results[1].stream_k = hooks_sel.stream_k;
+      results[1].config = sel.config.name;
+      results[1].raster = raster_name(sel.raster);
+      results[1].swizzle = sel.swizzle;
+      results[1].splits = sel.splits;
+      results[1].stream_k = sel.stream_k;
       results[2].impl = "cublas";
       results[2].algo = cublas.candidate_name(cublas.chosen());
       verify(results[0], [&] { plan.run(gemm_args(0), stream); });
-      verify(results[1], [&] { hooks_plan.run(hook_args(0, 1000000), stream); });
+      verify(results[1], [&] { plan.run(hook_args(0, 1000000), stream); });
       if (cublas_checkable) verify(results[2], [&] { cublas.run(gemm_args(0), stream); });
 
       // Every call takes the next input set, whichever implementation makes it, so no call finds the
@@ -277,7 +274,7 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
       auto next_set = [&] { return (call++) % sets; };
       std::vector<tools::TimedRun> runs = {
           {"flux", [&](int) { plan.run(gemm_args(next_set()), stream); }},
-          {"flux_hooks", [&](int it) { hooks_plan.run(hook_args(next_set(), it), stream); }},
+          {"flux_hooks", [&](int it) { plan.run(hook_args(next_set(), it), stream); }},
           {"cublas", [&](int) { cublas.run(gemm_args(next_set()), stream); }},
       };
       // --attribution: each hook alone, in the same rounds.
@@ -286,21 +283,21 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
         for (const char* name : names) {
           Measured r;
           r.impl = name;
-          r.config = hooks_sel.config.name;
-          r.raster = raster_name(hooks_sel.raster);
-          r.swizzle = hooks_sel.swizzle;
+          r.config = sel.config.name;
+          r.raster = raster_name(sel.raster);
+          r.swizzle = sel.swizzle;
           results.push_back(r);
         }
         runs.push_back({"flux_order", [&](int) { segmented_plan.run(gemm_args(next_set()), stream); }});
         runs.push_back({"flux_wait", [&](int) {
                           GemmArgs g = gemm_args(next_set());
                           g.wait = hook_args(0, 0).wait;
-                          hooks_plan.run(g, stream);
+                          plan.run(g, stream);
                         }});
         runs.push_back({"flux_publish", [&](int it) {
                           GemmArgs g = gemm_args(next_set());
                           g.publish = hook_args(0, it).publish;
-                          hooks_plan.run(g, stream);
+                          plan.run(g, stream);
                         }});
         runs.push_back({"flux_hooks_segmented",
                         [&](int it) { segmented_plan.run(hook_args(next_set(), it), stream); }});
@@ -313,7 +310,6 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
       auto times = tools::time_interleaved_host_ahead(runs, stream, warmup, iters, &host_us);
       auto queued = tools::time_interleaved(runs, stream, 1, iters);
       plan.check_status();
-      hooks_plan.check_status();
       segmented_plan.check_status();
       for (size_t i = 0; i < results.size(); ++i) {
         results[i].median_ms = tools::median(times[i]);
