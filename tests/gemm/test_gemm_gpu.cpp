@@ -205,47 +205,47 @@ TEST(GemmCoreGpu, WaitTimeoutStopsTheKernelAndNamesTheBlock) {
   flux::GemmDesc desc{1024, 512, flux::DType::kBF16, flux::WeightLayout::kKN};
   GemmProblem p(desc, 777, false, rng(), stream);
   for (const char* config : {"", "16x64x128_pingpong_swapab_c1x1", "64x128x64_pingpong_swapab_c1x2"}) {
-  SCOPED_TRACE(std::string("config '") + config + "'");
-  flux::GemmOptions options;
-  options.config = config;
-  options.wait_timeout_ns = 20ull * 1000 * 1000;  // 20 ms
-  options.rank = 3;
-  flux::GemmPlan plan(desc, options);
-  const flux::GemmSelection sel = plan.select(p.m);
-  DeviceBuffer flags(size_t(sel.tiles_m) * sizeof(uint32_t));
-  // Every block ready except block 2, which no one will ever release.
-  std::vector<uint32_t> host(static_cast<size_t>(sel.tiles_m), 5u);
-  host[2] = 4u;
-  FLUX_CUDA_CHECK(cudaMemcpy(flags.ptr, host.data(), flags.bytes, cudaMemcpyHostToDevice));
-  flux::GemmArgs args = p.args();
-  args.wait.flags = flags.as<uint32_t>();
-  args.wait.value = 5;
-  args.wait.peer = 1;
-  auto start = std::chrono::steady_clock::now();
-  plan.run(args, stream);
-  FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));  // bounded: the kernel stops waiting
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_LT(seconds, 5.0) << "the kernel should give up after ~20 ms";
-  try {
-    plan.check_status();
-    FAIL() << "a timed-out wait was not reported";
-  } catch (const flux::TimeoutError& e) {
-    std::string what = e.what();
-    EXPECT_NE(what.find("wait-before-load timed out"), std::string::npos) << what;
-    EXPECT_NE(what.find("M-block 2 "), std::string::npos) << what;
-    EXPECT_NE(what.find("expected >= 5, last seen 4"), std::string::npos) << what;
-    EXPECT_NE(what.find("rank 3"), std::string::npos) << what;
-    EXPECT_NE(what.find("peer 1"), std::string::npos) << what;
-  }
-  // The record is cleared and the plan is usable again.
-  EXPECT_NO_THROW(plan.check_status());
-  host[2] = 5u;
-  FLUX_CUDA_CHECK(cudaMemcpy(flags.ptr, host.data(), flags.bytes, cudaMemcpyHostToDevice));
-  p.poison_output(stream);
-  plan.run(args, stream);
-  FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
-  EXPECT_NO_THROW(plan.check_status());
-  flux::testing::expect_close(p.compare(stream), desc.dtype, "after timeout");
+    SCOPED_TRACE(std::string("config '") + config + "'");
+    flux::GemmOptions options;
+    options.config = config;
+    options.wait_timeout_ns = 20ull * 1000 * 1000;  // 20 ms
+    options.rank = 3;
+    flux::GemmPlan plan(desc, options);
+    const flux::GemmSelection sel = plan.select(p.m);
+    DeviceBuffer flags(size_t(sel.tiles_m) * sizeof(uint32_t));
+    // Every block ready except block 2, which no one will ever release.
+    std::vector<uint32_t> host(static_cast<size_t>(sel.tiles_m), 5u);
+    host[2] = 4u;
+    FLUX_CUDA_CHECK(cudaMemcpy(flags.ptr, host.data(), flags.bytes, cudaMemcpyHostToDevice));
+    flux::GemmArgs args = p.args();
+    args.wait.flags = flags.as<uint32_t>();
+    args.wait.value = 5;
+    args.wait.peer = 1;
+    auto start = std::chrono::steady_clock::now();
+    plan.run(args, stream);
+    FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));  // bounded: the kernel stops waiting
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_LT(seconds, 5.0) << "the kernel should give up after ~20 ms";
+    try {
+      plan.check_status();
+      FAIL() << "a timed-out wait was not reported";
+    } catch (const flux::TimeoutError& e) {
+      std::string what = e.what();
+      EXPECT_NE(what.find("wait-before-load timed out"), std::string::npos) << what;
+      EXPECT_NE(what.find("M-block 2 "), std::string::npos) << what;
+      EXPECT_NE(what.find("expected >= 5, last seen 4"), std::string::npos) << what;
+      EXPECT_NE(what.find("rank 3"), std::string::npos) << what;
+      EXPECT_NE(what.find("peer 1"), std::string::npos) << what;
+    }
+    // The record is cleared and the plan is usable again.
+    EXPECT_NO_THROW(plan.check_status());
+    host[2] = 5u;
+    FLUX_CUDA_CHECK(cudaMemcpy(flags.ptr, host.data(), flags.bytes, cudaMemcpyHostToDevice));
+    p.poison_output(stream);
+    plan.run(args, stream);
+    FLUX_CUDA_CHECK(cudaStreamSynchronize(stream));
+    EXPECT_NO_THROW(plan.check_status());
+    flux::testing::expect_close(p.compare(stream), desc.dtype, "after timeout");
   }
 }
 
@@ -306,44 +306,45 @@ TEST(GemmCoreGpu, PublishedTilesAreCompleteWhenTheFlagIsSeen) {
   std::mt19937_64 rng(12);
   flux::GemmDesc desc{2048, 4096, flux::DType::kFP16, flux::WeightLayout::kNK};
   for (auto [config, m] : {std::pair<const char*, int64_t>{"", 2048}, {"64x128x64_pingpong_swapab_c1x2", 1024}}) {
-  GemmProblem p(desc, m, false, rng(), gemm_stream);
-  flux::GemmOptions options;
-  options.config = config;
-  flux::GemmPlan plan(desc, options);
-  const flux::GemmSelection sel = plan.select(p.m);
-  const int tm = sel.config.tile_m, tn = sel.config.tile_n;
-  ASSERT_LE(sel.tiles_m * sel.tiles_n, 256) << sel.config.name << ": more consumer operations than the queue holds";
-  DeviceBuffer flags(size_t(sel.tiles_m * sel.tiles_n) * sizeof(uint32_t));
-  DeviceBuffer copy(p.c.bytes);
-  PinnedBuffer host_copy(p.c.bytes);  // device -> host copies run on a copy engine, concurrently with the GEMM
-  FLUX_CUDA_CHECK(cudaMemset(flags.ptr, 0, flags.bytes));
-  std::memset(host_copy.ptr, 0xFF, p.c.bytes);
-  p.poison_output(gemm_stream);
-  FLUX_CUDA_CHECK(cudaStreamSynchronize(gemm_stream));
-  for (int64_t i = 0; i < sel.tiles_m; ++i) {
-    for (int64_t j = 0; j < sel.tiles_n; ++j) {
-      CUresult r = wait_value(consumer, reinterpret_cast<CUdeviceptr>(flags.as<uint32_t>() + i * sel.tiles_n + j), 1,
-                              CU_STREAM_WAIT_VALUE_GEQ);
-      ASSERT_EQ(r, CUDA_SUCCESS) << "cuStreamWaitValue32";
-      size_t off = size_t(i * tm * desc.n + j * tn) * 2;
-      FLUX_CUDA_CHECK(cudaMemcpy2DAsync(static_cast<char*>(host_copy.ptr) + off, size_t(desc.n) * 2,
-                                        static_cast<char*>(p.c.ptr) + off, size_t(desc.n) * 2, size_t(tn) * 2,
-                                        size_t(std::min<int64_t>(tm, p.m - i * tm)), cudaMemcpyDeviceToHost, consumer));
+    GemmProblem p(desc, m, false, rng(), gemm_stream);
+    flux::GemmOptions options;
+    options.config = config;
+    flux::GemmPlan plan(desc, options);
+    const flux::GemmSelection sel = plan.select(p.m);
+    const int tm = sel.config.tile_m, tn = sel.config.tile_n;
+    ASSERT_LE(sel.tiles_m * sel.tiles_n, 256) << sel.config.name << ": more consumer operations than the queue holds";
+    DeviceBuffer flags(size_t(sel.tiles_m * sel.tiles_n) * sizeof(uint32_t));
+    DeviceBuffer copy(p.c.bytes);
+    PinnedBuffer host_copy(p.c.bytes);  // device -> host copies run on a copy engine, concurrently with the GEMM
+    FLUX_CUDA_CHECK(cudaMemset(flags.ptr, 0, flags.bytes));
+    std::memset(host_copy.ptr, 0xFF, p.c.bytes);
+    p.poison_output(gemm_stream);
+    FLUX_CUDA_CHECK(cudaStreamSynchronize(gemm_stream));
+    for (int64_t i = 0; i < sel.tiles_m; ++i) {
+      for (int64_t j = 0; j < sel.tiles_n; ++j) {
+        CUresult r = wait_value(consumer, reinterpret_cast<CUdeviceptr>(flags.as<uint32_t>() + i * sel.tiles_n + j), 1,
+                                CU_STREAM_WAIT_VALUE_GEQ);
+        ASSERT_EQ(r, CUDA_SUCCESS) << "cuStreamWaitValue32";
+        size_t off = size_t(i * tm * desc.n + j * tn) * 2;
+        FLUX_CUDA_CHECK(cudaMemcpy2DAsync(static_cast<char*>(host_copy.ptr) + off, size_t(desc.n) * 2,
+                                          static_cast<char*>(p.c.ptr) + off, size_t(desc.n) * 2, size_t(tn) * 2,
+                                          size_t(std::min<int64_t>(tm, p.m - i * tm)), cudaMemcpyDeviceToHost,
+                                          consumer));
+      }
     }
-  }
-  flux::GemmArgs args = p.args();
-  args.publish.mode = flux::PublishMode::kTileFlag;
-  args.publish.flags = flags.as<uint32_t>();
-  args.publish.value = 1;
-  plan.run(args, gemm_stream);
-  FLUX_CUDA_CHECK(cudaStreamSynchronize(gemm_stream));
-  FLUX_CUDA_CHECK(cudaStreamSynchronize(consumer));
-  FLUX_CUDA_CHECK(cudaMemcpy(copy.ptr, host_copy.ptr, p.c.bytes, cudaMemcpyHostToDevice));
-  // Compare the consumer's copy (not C) with the reference.
-  auto r = flux::tools::compare_rows(desc.dtype, desc.n, copy.ptr, p.rows.as<int32_t>(), p.m, p.ref.as<double>(),
-                                     gemm_stream);
-  flux::testing::expect_close(r, desc.dtype, std::string("tiles copied out by a flag-waiting consumer, config '") +
-                                                  config + "'");
+    flux::GemmArgs args = p.args();
+    args.publish.mode = flux::PublishMode::kTileFlag;
+    args.publish.flags = flags.as<uint32_t>();
+    args.publish.value = 1;
+    plan.run(args, gemm_stream);
+    FLUX_CUDA_CHECK(cudaStreamSynchronize(gemm_stream));
+    FLUX_CUDA_CHECK(cudaStreamSynchronize(consumer));
+    FLUX_CUDA_CHECK(cudaMemcpy(copy.ptr, host_copy.ptr, p.c.bytes, cudaMemcpyHostToDevice));
+    // Compare the consumer's copy (not C) with the reference.
+    auto r = flux::tools::compare_rows(desc.dtype, desc.n, copy.ptr, p.rows.as<int32_t>(), p.m, p.ref.as<double>(),
+                                       gemm_stream);
+    flux::testing::expect_close(r, desc.dtype, std::string("tiles copied out by a flag-waiting consumer, config '") +
+                                                    config + "'");
   }
 }
 
@@ -357,50 +358,50 @@ TEST(GemmCoreGpu, HookValuesFromDeviceAreReadAtEveryReplay) {
   flux::GemmDesc desc{768, 512, flux::DType::kBF16, flux::WeightLayout::kNK};
   GemmProblem p(desc, 700, true, rng(), stream);
   for (const char* config : {"", "16x64x128_pingpong_swapab_c1x1"}) {
-  SCOPED_TRACE(std::string("config '") + config + "'");
-  flux::GemmOptions options;
-  options.config = config;
-  flux::GemmPlan plan(desc, options);
-  const flux::GemmSelection sel = plan.select(p.m);
-  const size_t tiles = size_t(sel.tiles_m * sel.tiles_n);
-  DeviceBuffer wait_flags(size_t(sel.tiles_m) * 4), pub(tiles * 4), value(4);
-  flux::GemmArgs args = p.args();
-  args.wait.flags = wait_flags.as<uint32_t>();
-  args.wait.value_ptr = value.as<uint32_t>();
-  args.publish.mode = flux::PublishMode::kTileFlag;
-  args.publish.flags = pub.as<uint32_t>();
-  args.publish.value_ptr = value.as<uint32_t>();
-  auto set_all = [&](DeviceBuffer& b, size_t count, uint32_t v) {
-    std::vector<uint32_t> host(count, v);
-    FLUX_CUDA_CHECK(cudaMemcpy(b.ptr, host.data(), count * 4, cudaMemcpyHostToDevice));
-  };
-  // Capture with value 1 (flags released for 1).
-  set_all(value, 1, 1u);
-  set_all(wait_flags, size_t(sel.tiles_m), 1u);
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  FLUX_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-  plan.run(args, stream);
-  FLUX_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-  FLUX_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-  Stream replay;
-  for (uint32_t v : {1000u, 0xFFFFFFFEu, 3u}) {  // 3 is past the 32-bit wrap from 0xFFFFFFFE
-    set_all(value, 1, v);
-    set_all(wait_flags, size_t(sel.tiles_m), v);
-    flux::tools::fill_random(p.a.ptr, p.m * desc.k, desc.dtype, v, 1.0f, replay);
-    FLUX_CUDA_CHECK(cudaStreamSynchronize(replay));
-    p.compute_reference(replay);
-    p.poison_output(replay);
-    FLUX_CUDA_CHECK(cudaGraphLaunch(exec, replay));
-    FLUX_CUDA_CHECK(cudaStreamSynchronize(replay));
-    EXPECT_NO_THROW(plan.check_status()) << "replay with value " << v;
-    std::vector<uint32_t> host(tiles);
-    FLUX_CUDA_CHECK(cudaMemcpy(host.data(), pub.ptr, tiles * 4, cudaMemcpyDeviceToHost));
-    for (size_t t = 0; t < tiles; ++t) ASSERT_EQ(host[t], v) << "tile " << t << " published the wrong value";
-    flux::testing::expect_close(p.compare(replay), desc.dtype, flux::detail::cat("replay with value ", v));
-  }
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
+    SCOPED_TRACE(std::string("config '") + config + "'");
+    flux::GemmOptions options;
+    options.config = config;
+    flux::GemmPlan plan(desc, options);
+    const flux::GemmSelection sel = plan.select(p.m);
+    const size_t tiles = size_t(sel.tiles_m * sel.tiles_n);
+    DeviceBuffer wait_flags(size_t(sel.tiles_m) * 4), pub(tiles * 4), value(4);
+    flux::GemmArgs args = p.args();
+    args.wait.flags = wait_flags.as<uint32_t>();
+    args.wait.value_ptr = value.as<uint32_t>();
+    args.publish.mode = flux::PublishMode::kTileFlag;
+    args.publish.flags = pub.as<uint32_t>();
+    args.publish.value_ptr = value.as<uint32_t>();
+    auto set_all = [&](DeviceBuffer& b, size_t count, uint32_t v) {
+      std::vector<uint32_t> host(count, v);
+      FLUX_CUDA_CHECK(cudaMemcpy(b.ptr, host.data(), count * 4, cudaMemcpyHostToDevice));
+    };
+    // Capture with value 1 (flags released for 1).
+    set_all(value, 1, 1u);
+    set_all(wait_flags, size_t(sel.tiles_m), 1u);
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    FLUX_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    plan.run(args, stream);
+    FLUX_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+    FLUX_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    Stream replay;
+    for (uint32_t v : {1000u, 0xFFFFFFFEu, 3u}) {  // 3 is past the 32-bit wrap from 0xFFFFFFFE
+      set_all(value, 1, v);
+      set_all(wait_flags, size_t(sel.tiles_m), v);
+      flux::tools::fill_random(p.a.ptr, p.m * desc.k, desc.dtype, v, 1.0f, replay);
+      FLUX_CUDA_CHECK(cudaStreamSynchronize(replay));
+      p.compute_reference(replay);
+      p.poison_output(replay);
+      FLUX_CUDA_CHECK(cudaGraphLaunch(exec, replay));
+      FLUX_CUDA_CHECK(cudaStreamSynchronize(replay));
+      EXPECT_NO_THROW(plan.check_status()) << "replay with value " << v;
+      std::vector<uint32_t> host(tiles);
+      FLUX_CUDA_CHECK(cudaMemcpy(host.data(), pub.ptr, tiles * 4, cudaMemcpyDeviceToHost));
+      for (size_t t = 0; t < tiles; ++t) ASSERT_EQ(host[t], v) << "tile " << t << " published the wrong value";
+      flux::testing::expect_close(p.compare(replay), desc.dtype, flux::detail::cat("replay with value ", v));
+    }
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
   }
 }
 
