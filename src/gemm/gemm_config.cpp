@@ -87,6 +87,8 @@ namespace {
 //                                  kCoopEpilogueUs charges)
 //   128x192x64_coop_c2x1     1.00  a first estimate (not measured above M = 2048): a tile width that quantizes
 //                                  N = 2304 / 4608 / 5760 in fewer waves (gemm_config.h)
+//   128x144x64_coop_c2x1     1.00  first estimates, 128x192's (both tables): tile widths for the mid-M last wave
+//   128x112x64_coop_c2x1     1.00  (gemm_config.h)
 //
 // M <= kMidMaxM (kRelativeRateMid). Fitted on the corpus's tuning half only, with scripts/corpus/fit_heuristic.py
 // --grid rates (coordinate descent of these rates, kSwapAbMaxM, kReduceFixedUs, kStreamMaxM, kFillUs and
@@ -105,10 +107,10 @@ namespace {
 // mostly split-K 2 of 64x256 given up for unsplit 128x128 ping-pong, which the tuning half's decode sweep had
 // preferred; and rows whose pick did not change ran 0.96-0.99x of 2026-12-01's, at M = 64 0.964x).
 constexpr int64_t kMidMaxM = 2048;
-constexpr double kRelativeRate[gemm::kNumConfigs] = {1.00, 1.06, 1.06, 1.00, 1.00, 1.00, 1.00,
-                                                     2.00, 2.00, 1.20, 1.00, 1.00, 1.00, 1.00, 1.00};
-constexpr double kRelativeRateMid[gemm::kNumConfigs] = {1.00, 1.06, 1.30, 1.00, 0.94, 1.00, 1.00,
-                                                        2.00, 2.00, 1.20, 1.30, 1.30, 1.00, 1.00, 1.00};
+constexpr double kRelativeRate[gemm::kNumConfigs] = {1.00, 1.06, 1.06, 1.00, 1.00, 1.00, 1.00, 2.00, 2.00,
+                                                     1.20, 1.00, 1.00, 1.00, 1.00, 1.00, 1.00, 1.00};
+constexpr double kRelativeRateMid[gemm::kNumConfigs] = {1.00, 1.06, 1.30, 1.00, 0.94, 1.00, 1.00, 2.00, 2.00,
+                                                        1.20, 1.30, 1.30, 1.00, 1.00, 1.00, 1.30, 1.30};
 
 // The time model (microseconds), for a config and a split factor S:
 //   work items  = units x S (a unit is one cluster's tiles; each item runs K / S)
