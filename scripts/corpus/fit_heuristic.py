@@ -17,7 +17,7 @@ The skinny decode configs (ids 5, 6) have an item-time term of their own in pred
 --grid skinny searches only their constants (latency, fill) with the others at their committed values, ranked by
 the geometric mean of best / picked; --emit writes the best. --grid gemv: the same for the GEMV config (id 12).
 
-usage: fit_heuristic.py SWEEP.jsonl... [--sms 132] [--grid all|skinny|gemv|rates|rates-large] [--no-swap]
+usage: fit_heuristic.py SWEEP.jsonl... [--sms 132] [--grid all|skinny|gemv|rates|rates-large] [--no-swap] [--admit IDS]
        [--emit FIT.json]
 """
 import argparse
@@ -99,6 +99,10 @@ DECODE_SWAP_MAX_M, DECODE_SPLIT_UNITS_DIV = 16, 6  # gemm_config.cpp: the decode
 DECODE_WIDE_MIN_M, DECODE_WIDE_MAX_M = 33, 64
 
 
+# gemm_config.cpp held_back(): compiled and swept, not candidates of the heuristic until measured and fitted (--admit).
+HELD_BACK = {15, 16}
+
+
 def choose(m, n, k, sms, K):
     wide = DECODE_WIDE_MIN_M <= m <= DECODE_WIDE_MAX_M
     if (m <= DECODE_SWAP_MAX_M or wide) and m <= K["swap_max_m"]:  # the decode rule replaces the model
@@ -114,6 +118,8 @@ def choose(m, n, k, sms, K):
     best = None
     for c in CONFIGS:
         if c[0] in (13, 14):  # the decode rule's only
+            continue
+        if c[0] in HELD_BACK and c[0] not in K.get("admit", ()):
             continue
         if "swapab" in c[1] and m > K["swap_max_m"]:
             continue
@@ -184,6 +190,8 @@ def main():
     ap.add_argument("--grid", choices=["all", "skinny", "gemv", "rates", "rates-large"], default="all")
     ap.add_argument("--no-swap", action="store_true", help="replay the selection of plans without swap-AB "
                     "(GemmOptions::allow_swap_ab = false)")
+    ap.add_argument("--admit", default="", help="config ids held back by gemm_config.cpp (HELD_BACK) to replay as "
+                    "candidates, comma-separated: their rates are fitted with --grid rates / rates-large")
     ap.add_argument("--emit", help="--grid rates / rates-large / skinny: write the fitted constants as JSON "
                     "(scripts/corpus/apply_fit.py)")
     a = ap.parse_args()
@@ -207,7 +215,8 @@ def main():
         cublas[key] = r["cublas_ms"]
     base = dict(sm_flops=5.3e6, sm_bytes=2.0e4, sm_bytes_l2=1.6e5, stream_max_m=64, hbm=4.0e6, fill=12.0, coop_epi=0.3,
                 reduce_fixed=8.0, split_gain=0.0, sk_lat=6.0, sk_fill=1.0, gv_lat=2.0, gv_fill=1.0,
-                swap_max_m=0 if a.no_swap else SWAP_MAX_M)
+                swap_max_m=0 if a.no_swap else SWAP_MAX_M,
+                admit={int(x) for x in a.admit.split(",") if x})
     grid = dict(sm_bytes=[1e4, 2e4, 3e4, 6e4, 1.6e5], stream_max_m=[128, 256, 512], fill=[1.0, 4.0, 8.0],
                 reduce_fixed=[1.0, 2.0, 4.0], split_gain=[0.0, 0.05])
     if a.grid == "skinny":
@@ -247,13 +256,15 @@ def main():
         # its list that maximizes the geometric mean of best / picked over the shapes, until nothing moves.
         rates = [0.80, 0.85, 0.90, 0.94, 0.97, 1.00, 1.03, 1.06, 1.10, 1.15, 1.20, 1.30, 1.40, 1.50, 1.65]
         if a.grid == "rates":
-            space = {f"rate{c[0]}": rates for c in CONFIGS if "skinny" not in c[1] and "gemv" not in c[1] and c[0] != 0}
+            space = {f"rate{c[0]}": rates for c in CONFIGS if "skinny" not in c[1] and "gemv" not in c[1] and c[0] != 0
+                     and (c[0] not in HELD_BACK or c[0] in base["admit"])}
             space.update(swap_max_m=[64, 128, 256, 512, 1024, 1 << 30],
                          reduce_fixed=[1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 11.0, 15.0], fill=[1.0, 4.0, 8.0, 12.0],
                          coop_epi=[0.0, 0.3, 0.6, 1.0, 1.5, 2.5], stream_max_m=[64, 128, 256, 512])
         else:  # the large-M table; swap-AB and the skinny configs are not candidates there
             space = {f"lrate{c[0]}": rates for c in CONFIGS
-                     if "skinny" not in c[1] and "gemv" not in c[1] and "swapab" not in c[1] and c[0] != 0}
+                     if "skinny" not in c[1] and "gemv" not in c[1] and "swapab" not in c[1] and c[0] != 0
+                     and (c[0] not in HELD_BACK or c[0] in base["admit"])}
         # Start from the committed constants.
         K = dict(base, **{f"rate{cid}": r for cid, r in RATE_MID.items()},
                  **{f"lrate{cid}": r for cid, r in RATE.items()})

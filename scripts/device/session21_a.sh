@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # scripts/device/session21_a.sh OUT — session 21: two mid-M tile widths, 128x144x64 and 128x112x64 cooperative c2x1
-# (gemm_config.h; cuBLAS's kernels on 44 of the test half's M = 128..1024 rows are 144- / 112-wide, where flux ran at
-# 0.78-0.95 of them), measured before their rates are fitted.
+# (gemm_config.h; cuBLAS's kernels on 42 of the tuning half's 165 swept shapes with M = 128..2048 are 112- / 144-wide,
+# scripts/corpus/tile_widths.py), measured before their rates are fitted. Not run in session 21 (no GPU was lent): the first call
+# of the next session with a device. Then, on this machine: fit_heuristic.py OUT/gemm_sweep_tune_m128_2048_every3_*.gz
+# --admit 15,16 --grid rates (and the M >= 4096 sweep with --grid rates-large), apply_fit.py, held_back() emptied for
+# what the fit takes, and scripts/device/session21_b.sh judges it on the test half.
 # 1. Build the tree with the tests (carry the CUTLASS wheel and .devdeps).
 # 2. The GEMM core's GPU tests: every kernel against the fp64 reference (the new configs at M = 1, 7, 127, 1000,
 #    3000, both dtypes and layouts, bias), the wait / publish / order / graph loops.

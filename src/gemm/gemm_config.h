@@ -48,13 +48,16 @@
 //       first-estimate rate had it picked at M = 4096 (4 test-half rows) it ran 0.94x the ping-pong choice.
 //   128x144x64 and 128x112x64 cooperative, cluster 2x1: tile widths that fill the SMs where 128 / 192 / 256 leave a
 //       wave part-empty at mid M, e.g. 512 x 4608: 4 x 32 tiles of 128 x 144 on 132 SMs (128 x 192: 96 tiles, 128 x
-//       128: 144 = two waves), 512 x 3584: 4 x 32 of 128 x 112. cuBLAS's kernels on the test half's M = 128..1024
-//       rows (s20a, its algo's tile) are 144 x 128 on 27 rows (N x M in C's terms; flux ran at a median 0.776 of
-//       them) and 112 x 128 on 17 (0.888 - 0.950). Chosen by wave fill over the tuning half's M = 128..2048 shapes
-//       (of 96, 112, 144, 160, 176, 208, 224 added in pairs: 144 + 112 and 144 + 96 led, geometric mean of the
-//       best fill 0.792 -> 0.823 at M = 512). Epilogue subtiles of 128 x 16 (CUTLASS's 32 columns do not divide the
-//       tiles; 128 x 48 for 144 fails CUTLASS's epilogue check "Fragment size does not vectorize properly"). (128x160 was dropped on 2026-12-03, above: measured before
-//       the scheduler's per-tile step was made cheap, session 18, and never with a subtile of its own.)
+//       128: 144 = two waves), 512 x 3584: 4 x 32 of 128 x 112. Chosen on the tuning half (scripts/corpus/
+//       tile_widths.py): cuBLAS's kernels on its M = 128..2048 shapes (165 in the s13a / s18c / s19a sweeps) are 112
+//       wide along N on 22, 144 on 20, 96 on 16, 160 on 1; by wave fill alone the pairs of 96 / 112 / 144 / 160 tie
+//       (geometric mean of the best fill 0.733 -> 0.757-0.759; at M = 512 0.792 -> 0.823 for 112 + 144). 64 x 144 /
+//       64 x 112 accumulators per math group, 168 registers (the launch bound) and no spills for either (ptxas -v,
+//       bf16, [N, K], CUDA 13.0). Epilogue subtiles of 128 x 16 (CUTLASS's 32 columns do not divide the tiles; 128 x
+//       48 for 144 fails CUTLASS's epilogue check "Fragment size does not vectorize properly"). Built 2026-12-04 with
+//       no GPU lent: never run, so held back from the heuristic (gemm_config.cpp held_back) until measured;
+//       forceable, swept and tuned. (128x160, 2026-12-03, ran below 128x192 where it filled better, before the
+//       scheduler's per-tile step was made cheap, session 18.)
 // Split-K (the two ping-pong configs): with few tiles (M <= a few hundred) the persistent grid leaves
 // most SMs idle and each CTA streams a long K; cutting K into S slices gives S times the CTAs, each
 // streaming 1/S of B, and a reduction sums the fp32 partials in slice order (deterministic). The

@@ -124,6 +124,24 @@ TEST(GemmConfig, SkinnyOnlyForDecodeAndWhenCompiled) {
   }
 }
 
+// The configs built without a GPU to measure them (gemm_config.cpp held_back: 128x144 / 128x112 cooperative) are
+// never the heuristic's pick, also where their tile widths fill the SMs best (M = 512: N = 4608 is 4 x 32 tiles of
+// 128 x 144, N = 3584 4 x 32 of 128 x 112), with or without swap-AB.
+TEST(GemmConfig, HeldBackConfigsAreNotPicked) {
+  const auto limits = h200_limits();
+  for (int64_t m : {128, 256, 512, 1000, 1024, 2048, 4096}) {
+    for (int64_t n : {1152, 2304, 3584, 4608, 9216, 18432}) {
+      for (int64_t k : {1024, 4096, 14336}) {
+        for (bool swap : {true, false}) {
+          const flux::GemmSelection s = flux::select_gemm_config(m, n, k, limits, {}, 0, swap);
+          EXPECT_NE(std::string(s.config.name), "128x144x64_coop_c2x1") << s.reason;
+          EXPECT_NE(std::string(s.config.name), "128x112x64_coop_c2x1") << s.reason;
+        }
+      }
+    }
+  }
+}
+
 TEST(GemmConfig, HeuristicIsValidAndExplains) {
   const auto limits = h200_limits();
   for (int64_t m : {1, 7, 64, 127, 1000, 1024, 3000, 4096, 8192, 16384}) {
