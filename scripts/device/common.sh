@@ -16,6 +16,16 @@ step() {  # step LOG TIMEOUT_S command...   (appends to OUT/LOG, prints its tail
   tail -n 14 "$out/$log"
   [ $rc -eq 0 ] || status=1
 }
+# sweep_part FILE LIMIT ARGS...: a `flux-bench gemm --corpus tune ARGS --sweep` run (bf16, --sweep-iters 10) into
+# FILE, logged to checks.log; a limit's cut (rc 124) keeps the rows measured so far and is not a failure.
+sweep_part() {
+  local file="$1" limit="$2"; shift 2
+  local before=$status
+  step checks.log "$limit" flux-bench gemm --corpus tune "$@" --dtypes bf16 --sweep --sweep-iters 10 --iters 20 \
+    --warmup 2 --json "$file"
+  tail -n 20 "$out/checks.log" | grep -q "=== checks.log: rc=124 in" && status=$before
+  echo "$(grep -c '"impl": "cublas"' "$file") shapes in $file" | tee -a "$out/checks.log"
+}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv > "$out/gpu.txt"
 cat "$out/gpu.txt"
 if ! ldd "$bin/flux-bench" | grep -q "libcublasLt.so.13 =>.*/"; then

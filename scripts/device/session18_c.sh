@@ -12,14 +12,6 @@
 source scripts/device/build_tree.sh "$1" notests
 tag="${TAG:-s18c}"
 cat "$out/gpu.txt" >> "$out/checks.log"; rm -f "$out/gpu.txt"
-sweep_part() {  # sweep_part FILE LIMIT ARGS...: a limit's cut (rc 124) is not a failure
-  local file="$1" limit="$2"; shift 2
-  local before=$status
-  step checks.log "$limit" flux-bench gemm --corpus tune "$@" --dtypes bf16 --sweep --sweep-iters 10 --iters 20 \
-    --warmup 2 --json "$file"
-  tail -n 20 "$out/checks.log" | grep -q "=== checks.log: rc=124 in" && status=$before
-  echo "$(grep -c '"impl": "cublas"' "$file") shapes in $file" | tee -a "$out/checks.log"
-}
 mid="$out/gemm_sweep_tune_m1_2048_every10_h200_${tag}.jsonl"
 large="$out/gemm_sweep_tune_m4096_8192_every10_h200_${tag}.jsonl"
 sweep_part "$mid" 170 --corpus-max-m 2048 --corpus-every 10

@@ -14,14 +14,6 @@ tag="${TAG:-s19a}"
 cat "$out/gpu.txt" >> "$out/checks.log"; rm -f "$out/gpu.txt"
 step tests.log 90 flux_gpu_tests --gtest_filter='SkinnyGpu*:GemmCoreGpu*:SplitKGpu*'
 grep -E "PASSED|FAILED|Failure" "$out/tests.log" | head -20
-sweep_part() {  # sweep_part FILE LIMIT ARGS...: a limit's cut (rc 124) is not a failure
-  local file="$1" limit="$2"; shift 2
-  local before=$status
-  step checks.log "$limit" flux-bench gemm --corpus tune "$@" --dtypes bf16 --sweep --sweep-iters 10 --iters 20 \
-    --warmup 2 --json "$file"
-  tail -n 20 "$out/checks.log" | grep -q "=== checks.log: rc=124 in" && status=$before
-  echo "$(grep -c '"impl": "cublas"' "$file") shapes in $file" | tee -a "$out/checks.log"
-}
 dec="$out/gemm_sweep_tune_decode_every4_h200_${tag}.jsonl"
 mid="$out/gemm_sweep_tune_m128_2048_every7_h200_${tag}.jsonl"
 sweep_part "$dec" 120 --corpus-max-m 16 --corpus-every 4

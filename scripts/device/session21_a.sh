@@ -16,14 +16,6 @@ tag="${TAG:-s21a}"
 cat "$out/gpu.txt" >> "$out/checks.log"; rm -f "$out/gpu.txt"
 step tests.log 120 flux_gpu_tests --gtest_filter='GemmCoreGpu*:SplitKGpu*:SkinnyGpu*'
 grep -E "^\[  (PASSED|FAILED) |FAILED  \]|tests ran|Failure" "$out/tests.log" | head -20
-sweep_part() {  # sweep_part FILE LIMIT ARGS...: a limit's cut (rc 124) is not a failure
-  local file="$1" limit="$2"; shift 2
-  local before=$status
-  step checks.log "$limit" flux-bench gemm --corpus tune "$@" --dtypes bf16 --sweep --sweep-iters 10 --iters 20 \
-    --warmup 2 --json "$file"
-  tail -n 20 "$out/checks.log" | grep -q "=== checks.log: rc=124 in" && status=$before
-  echo "$(grep -c '"impl": "cublas"' "$file") shapes in $file" | tee -a "$out/checks.log"
-}
 mid="$out/gemm_sweep_tune_m128_2048_every3_h200_${tag}.jsonl"
 big="$out/gemm_sweep_tune_m4096_8192_every10_h200_${tag}.jsonl"
 left=$(( ${LIMIT:-560} - ($(date +%s) - T0) ))
