@@ -169,16 +169,11 @@ def order_of(c, m, n, sms):
         while s * 2 <= 8 and s * 2 <= un:
             s *= 2
         return "col", s
-    if pp:
-        s = 1
-        while s * 2 <= 8 and s * 2 <= um:
-            s *= 2
-        return "row", s
-    raster = "col" if un >= um else "row"
+    raster = "col" if un >= um else "row"  # ping-pong too since 2026-12-07 (gemm_config.cpp kPingpongSwizzle)
     minor = un if raster == "col" else um
     conc = sms // (cm * cn)
     s = 1
-    while s * 2 <= 8 and s * 2 * s * 2 <= conc and s * 2 <= minor:
+    while s * 2 <= 8 and (pp or s * 2 * s * 2 <= conc) and s * 2 <= minor:
         s *= 2
     return raster, s
 

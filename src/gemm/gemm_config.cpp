@@ -205,19 +205,26 @@ constexpr double kDecodeFillUs = 7.0;
 constexpr double kDecodeCtaBytesPerUs = 6.0e4;  // 60 GB/s per CTA, both configs
 constexpr double kDecodeReduceFixedUs = 4.0;
 
-// Tile order of ping-pong configs: row-major bands of 8 unit rows. On the fitting sweep it was the best
-// order of 128x128 ping-pong on average (0.6% from each shape's best, worst 1.6%); column-major bands
-// lost up to 8% at M = 8192 with a large B, plain row-major (bands of 1) up to 44%.
+// Tile order of ping-pong configs: the cooperative configs' orientation (walk the shorter dimension of units
+// fastest: column-major when there are at least as many unit columns as rows) in bands of up to 8 units. Until
+// 2026-12-07 it was row-major bands of 8 unit rows always, chosen on the 15 suite shapes (H200, 2026-12-01: 0.6%
+// from each shape's best); on an H100 (2026-12-07, s22a) that order ran the 128x128 ping-pong config at 0.53-0.58
+// of the same config walked column-major on 4096 x 16384 x 26624 and 4096 x 8192 x 29568 (long K, many unit
+// columns; SW power cap active). Replayed for the 128x128 ping-pong config on every tuning-half sweep (the orders
+// are keys of `--sweep` rows; this rule against the old one, geometric mean of the ratio): H200, M > 2048: s16a
+// 1.000, s18c 0.991 (min 0.935); M <= 2048: s13a 1.033, s19a 1.021, s19d 1.019, s19c 1.012, s18c 1.010; H100:
+// M > 2048 1.125 (s22a, 11 shapes, max 1.74), M = 128..2048 1.034 (121 shapes).
 constexpr int32_t kPingpongSwizzle = 8;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Compiled, forceable (GemmOptions::config, FLUX_GEMM_CONFIG), swept (`flux-bench gemm --sweep`) and tuned
-// (`flux-bench tune`), but held back from the heuristic until they have run on a GPU: the 128x144 and 128x112
-// cooperative configs (gemm_config.h) were built in a session that had no GPU lent (2026-12-04, session 21), so
-// neither their speed nor a rate for the model is measured; scripts/device/session21_a.sh measures them and the
-// tuning half's sweep it writes is what their rates are fitted on (fit_heuristic.py --admit 15,16 --grid rates).
-// (128x160, 2026-12-03, ran below 128x192 at shapes it filled better: a rate guessed from the wave fill would not do.)
+// (`flux-bench tune`), but held back from the heuristic: the 128x144 and 128x112 cooperative configs
+// (gemm_config.h, built 2026-12-04 without a GPU). Measured 2026-12-07 (H100, tuning half M = 128..2048 every 3rd
+// row, 121 shapes, bench/results/gemm_sweep_tune_m128_2048_every3_h100_20261207_s22a.jsonl.gz): the best variant on
+// none; 128x144 took 1.77x the time of 128x192 on the same shapes (median; best case 1.25x), 128x112 1.84x that of
+// 128x128 cooperative. Why is not known (their 128 x 16 epilogue subtiles are a lead): until a kernel change makes
+// them win somewhere they stay out of the heuristic. (128x160, 2026-12-03, ran below 128x192 too.)
 bool held_back(const GemmConfigInfo& c) {
   return c.id == static_cast<int>(gemm::ConfigId::k128x144x64CoopC2x1) ||
          c.id == static_cast<int>(gemm::ConfigId::k128x112x64CoopC2x1);
@@ -525,18 +532,19 @@ GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLi
     // Bands of the kernel's M (C's unit columns), as ping-pong: the kernel's row-major order is C's column-major.
     sel.raster = Raster::kColMajor;
     sel.swizzle = pow2_at_most(units_n, kPingpongSwizzle);
-  } else if (c.pingpong) {
-    sel.raster = Raster::kRowMajor;
-    sel.swizzle = pow2_at_most(units_m, kPingpongSwizzle);
   } else {
-    // Cooperative: walk the shorter dimension fastest (M fastest when there are more unit columns than
-    // rows: A's rows stay hot in L2 while B streams through), in bands of about sqrt(concurrent
-    // clusters) lines so the clusters in flight cover a near-square block of C.
+    // Walk the shorter dimension fastest (M fastest when there are more unit columns than rows: A's rows stay
+    // hot in L2 while B streams through). Cooperative: in bands of about sqrt(concurrent clusters) lines so the
+    // clusters in flight cover a near-square block of C; ping-pong: bands of up to kPingpongSwizzle lines.
     sel.raster = units_n >= units_m ? Raster::kColMajor : Raster::kRowMajor;
-    int64_t minor = sel.raster == Raster::kColMajor ? units_n : units_m;
+    const int64_t minor = sel.raster == Raster::kColMajor ? units_n : units_m;
     int32_t swizzle = 1;
-    while (swizzle * 2 <= 8 && int64_t(swizzle) * 2 * swizzle * 2 <= best_p.concurrent && swizzle * 2 <= minor) {
-      swizzle *= 2;
+    if (c.pingpong) {
+      swizzle = pow2_at_most(minor, kPingpongSwizzle);
+    } else {
+      while (swizzle * 2 <= 8 && int64_t(swizzle) * 2 * swizzle * 2 <= best_p.concurrent && swizzle * 2 <= minor) {
+        swizzle *= 2;
+      }
     }
     sel.swizzle = swizzle;
   }

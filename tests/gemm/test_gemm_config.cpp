@@ -177,7 +177,8 @@ TEST(GemmConfig, HeuristicUsesOccupancy) {
 TEST(GemmConfig, HeuristicOnTheSuiteShapes) {
   // At M > 2048 the large-M rate table (refitted on the corpus's tuning half, 2026-12-04) picks whole tiles of
   // 256x128 cooperative or 128x128 ping-pong on the per-rank shapes of DESIGN.md, never split or stream-K; a
-  // ping-pong pick walks row-major bands of 8 unit rows, a cooperative one the longer dimension's order.
+  // pick walks the shorter dimension of units fastest (ping-pong in bands of 8 since 2026-12-07, cooperative in bands
+  // of about sqrt(clusters)).
   // (M = 1024 is in the regime of kRelativeRateMid, fitted on the tuning half too.)
   const auto limits = h200_limits();
   for (int64_t m : {4096, 8192}) {
@@ -189,8 +190,11 @@ TEST(GemmConfig, HeuristicOnTheSuiteShapes) {
             << m << "x" << nk.first << "x" << nk.second << ": " << s.reason;
         EXPECT_EQ(s.splits, 1);
         EXPECT_FALSE(s.stream_k);
-        if (s.config.pingpong) {
-          EXPECT_EQ(s.raster, flux::Raster::kRowMajor);
+        if (s.config.pingpong) {  // the shorter dimension of units fastest, in bands of 8
+          const int64_t units_m = (m + s.config.tile_m * s.config.cluster_m - 1) / (s.config.tile_m * s.config.cluster_m);
+          const int64_t units_n =
+              (nk.first + s.config.tile_n * s.config.cluster_n - 1) / (s.config.tile_n * s.config.cluster_n);
+          EXPECT_EQ(s.raster, units_n >= units_m ? flux::Raster::kColMajor : flux::Raster::kRowMajor) << s.reason;
           EXPECT_EQ(s.swizzle, 8);
         }
       }
