@@ -316,15 +316,21 @@ TEST(GemmConfig, GemvOnlyAtOneRow) {
   EXPECT_GT(gemv_at_one, 0);
 }
 
-TEST(GemmConfig, PingpongSwizzleIsBoundedByTheRows) {
-  // M = 300: 3 unit rows of 128 (5 of 64): bands of at most 2 (4) unit rows, never more rows than exist. Only
-  // the ping-pong configs have kernels here (the others -1), so one of them is picked.
-  flux::GemmSelection s =
-      flux::select_gemm_config(300, 24576, 4096, h200_limits(), flux::testing::only_pingpong_clusters());
-  ASSERT_TRUE(s.config.pingpong) << s.reason;
-  const int64_t unit_rows = ((300 + s.config.tile_m - 1) / s.config.tile_m + s.config.cluster_m - 1) / s.config.cluster_m;
-  EXPECT_LE(s.swizzle, unit_rows) << s.reason;
-  EXPECT_GT(s.swizzle * 2, std::min<int64_t>(unit_rows, 8)) << s.reason;  // the largest power of two that fits
+TEST(GemmConfig, PingpongOrderWalksTheShorterDimensionInBandsThatExist) {
+  // Ping-pong picks walk the shorter dimension of units fastest (column-major when there are at least as many unit
+  // columns as rows), in bands of the largest power of two <= 8 lines that exist across the walk. Only the ping-pong
+  // configs have kernels here (the others -1), so one of them is picked. M = 300: 3 unit rows of 128 (5 of 64).
+  for (auto [m, n] : {std::pair<int64_t, int64_t>{300, 24576}, {300, 768}, {4096, 512}, {8192, 12288}}) {
+    flux::GemmSelection s = flux::select_gemm_config(m, n, 4096, h200_limits(), flux::testing::only_pingpong_clusters());
+    ASSERT_TRUE(s.config.pingpong) << s.reason;
+    const int64_t units_m = ((m + s.config.tile_m - 1) / s.config.tile_m + s.config.cluster_m - 1) / s.config.cluster_m;
+    const int64_t units_n = ((n + s.config.tile_n - 1) / s.config.tile_n + s.config.cluster_n - 1) / s.config.cluster_n;
+    const bool col = units_n >= units_m;
+    EXPECT_EQ(s.raster, col ? flux::Raster::kColMajor : flux::Raster::kRowMajor) << s.reason;
+    const int64_t lines = col ? units_n : units_m;  // what a band is cut from
+    EXPECT_LE(s.swizzle, lines) << s.reason;
+    EXPECT_GT(s.swizzle * 2, std::min<int64_t>(lines, 8)) << s.reason;  // the largest power of two that fits
+  }
 }
 
 TEST(GemmConfig, SplitKForDecodeNotForLargeM) {
