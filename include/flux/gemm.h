@@ -15,11 +15,7 @@
 //   (b) wait-before-load — GemmArgs::wait: the producer loads the rows of M-block i only after
 //                     flags[i] has reached value (acquire, bounded by the wait timeout);
 //   (c) publish-after-store — GemmArgs::publish: once a tile of C is written, its flag is released
-//                     (or its M-block counter bumped) so another agent can consume it; at the latest
-//                     when the same CTA's next tile is stored or the launch ends (cooperative configs
-//                     publish one tile late so the wait for the store is free), or as soon as the tile is
-//                     stored with GemmPublish::eager (needed when a wait (b) of the same launch depends,
-//                     through another agent, on a flag it publishes).
+//                     (or its M-block counter bumped) so another agent can consume it.
 // M-blocks are select(m).tile_m rows; tiles are select(m).tile_m x select(m).tile_n.
 //
 // Threading: a plan's configuration is fixed at construction; run() may be called from several threads
@@ -173,11 +169,6 @@ struct GemmPublish {
   uint32_t* flags = nullptr;  // device memory: tiles_m * tiles_n (kTileFlag) or tiles_m (kBlockCounter)
   uint32_t value = 1;
   const uint32_t* value_ptr = nullptr;  // kTileFlag: if set, the value stored is read from this device word
-  // Publish each tile as soon as its own stores have completed. Default (false): a cooperative config publishes a
-  // tile when the same CTA's next tile has been stored (or at the launch's end), so waiting for the store costs no
-  // time on the critical path. Set it when a wait of the same launch depends, through another agent, on a flag this
-  // launch publishes (deferred, such a cycle would time out).
-  bool eager = false;
 };
 
 struct GemmArgs {

@@ -55,12 +55,10 @@ __device__ __forceinline__ void fence_proxy_async_global() {
   asm volatile("fence.proxy.async.global;" ::: "memory");
 }
 
-// Waits until every TMA (bulk async) store group this thread committed, except the kPending most recent,
-// has completed its global writes, not only its shared-memory reads (cp.async.bulk.wait_group without .read).
-template <int kPending>
-__device__ __forceinline__ void bulk_store_wait() {
-  static_assert(kPending >= 0 && kPending <= 63, "cp.async.bulk.wait_group takes 0..63 (an immediate)");
-  asm volatile("cp.async.bulk.wait_group %0;" ::"n"(kPending) : "memory");
+// Waits until every TMA (bulk async) store this thread committed has completed its global writes,
+// not only its shared-memory reads (cp.async.bulk.wait_group without .read).
+__device__ __forceinline__ void bulk_store_wait_all() {
+  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
 }
 
 // Chaos mode (FLUX_CHAOS_SEED != 0): a delay of 0..kChaosMaxNs at a step of the protocol (a publish,

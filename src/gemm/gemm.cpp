@@ -598,7 +598,6 @@ void GemmPlan::run(const GemmArgs& args, cudaStream_t stream) const {
     launch.publish.tiles_m = static_cast<int32_t>(sel.tiles_m);
     launch.publish.tiles_n = static_cast<int32_t>(sel.tiles_n);
     launch.publish.chaos_seed = p.chaos_seed;
-    launch.publish.eager = args.publish.eager ? 1 : 0;
   }
   const int64_t items = launch.order.total_units() * sel.splits;
   const bool split = sel.splits > 1;

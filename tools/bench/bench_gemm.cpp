@@ -4,8 +4,7 @@
 // flux_hooks (wait-before-load with every M-block's flag pre-released, and every tile published) and
 // cublas (fastest of cublasGemmEx and cuBLASLt's top 8 heuristics, tuned on these inputs).
 // --attribution adds flux_wait and flux_publish (each hook alone), flux_order (the tile order split
-// in tp segments from segment 1, as a fused op uses it), flux_hooks_segmented (all three) and flux_hooks_eager
-// (flux_hooks with GemmPublish::eager: each tile published right after its stores, not one tile late). Warm-up, then interleaved rounds (flux, flux_hooks, cublas,
+// in tp segments from segment 1, as a fused op uses it) and flux_hooks_segmented (all three). Warm-up, then interleaved rounds (flux, flux_hooks, cublas,
 // flux, ...) timed with CUDA events, each round on the next of several input sets whose total size
 // is more than twice the L2; the median over rounds is reported. The rounds run twice: with a GPU delay
 // queued first so the host is ahead (median_ms, vs_cublas: GPU time, the kernels' speed) and back to back
@@ -280,7 +279,7 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
       };
       // --attribution: each hook alone, in the same rounds.
       if (attribution) {
-        const char* names[] = {"flux_order", "flux_wait", "flux_publish", "flux_hooks_segmented", "flux_hooks_eager"};
+        const char* names[] = {"flux_order", "flux_wait", "flux_publish", "flux_hooks_segmented"};
         for (const char* name : names) {
           Measured r;
           r.impl = name;
@@ -302,14 +301,7 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
                         }});
         runs.push_back({"flux_hooks_segmented",
                         [&](int it) { segmented_plan.run(hook_args(next_set(), it), stream); }});
-        verify(results[results.size() - 2], [&] { segmented_plan.run(hook_args(0, 2000000), stream); });
-        auto eager_args = [&](int set, int it) {
-          GemmArgs g = hook_args(set, it);
-          g.publish.eager = true;
-          return g;
-        };
-        runs.push_back({"flux_hooks_eager", [&](int it) { plan.run(eager_args(next_set(), it), stream); }});
-        verify(results.back(), [&] { plan.run(eager_args(0, 3000000), stream); });
+        verify(results.back(), [&] { segmented_plan.run(hook_args(0, 2000000), stream); });
       }
       // Two timings of the same rounds: with the host ahead (GPU time of each call: the kernels' speed) and
       // back to back (a host slower than a short kernel shows in the event pairs: the call's cost to a

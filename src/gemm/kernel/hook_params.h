@@ -28,7 +28,6 @@ struct PublishHookParams {
   int32_t tiles_m = 0;        // real tiles (cluster padding tiles never publish)
   int32_t tiles_n = 0;
   uint32_t chaos_seed = 0;    // FLUX_CHAOS_SEED: a random delay before each release (0: off)
-  int32_t eager = 0;          // GemmPublish::eager: publish each tile right after its stores (no one-tile delay)
 };
 
 }  // namespace flux::gemm::kernel

@@ -172,10 +172,9 @@ struct Sm90GemmT {
           sizeof(typename CollectiveEpilogue::SharedStorage))>,
       MainloopSchedule>::CollectiveOp;
 
-  // Under swap-AB the scheduler walks C's units transposed and the hooks index C's M-blocks and tiles. The
-  // cooperative kernels publish a tile one tile late (store_tail ends their loop; hooked_collectives.cuh).
+  // Under swap-AB the scheduler walks C's units transposed and the hooks index C's M-blocks and tiles.
   using Kernel = cutlass::gemm::kernel::GemmUniversal<cute::Shape<int, int, int, int>, WaitBeforeLoad<CollectiveMainloop, kSwap>,
-                                                      PublishAfterStore<CollectiveEpilogue, kSwap, std::bool_constant<!kShape.pingpong>>,
+                                                      PublishAfterStore<CollectiveEpilogue, kSwap>,
                                                       OrderedTileSchedulerTag<kStreamK, kSwap>>;
 
   static_assert(Kernel::SharedStorageSize <= 227 * 1024, "GEMM core config exceeds the sm_90 shared-memory budget");
