@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
-# scripts/device/session22_c.sh OUT — session 22's last call (2026-12-07): the ping-pong configs' raster rule
-# (gemm_config.cpp kPingpongSwizzle: the shorter dimension of units fastest, fitted on the tuning half's sweeps) and
-# the cooperative configs' one-tile-late publish (hooked_collectives.cuh; GemmPublish::eager turns it off), judged.
+# scripts/device/session22_c.sh OUT — the ping-pong configs' raster rule (gemm_config.cpp kPingpongSwizzle: the shorter
+# dimension of units fastest, fitted on the tuning half's sweeps) judged on an H200, the bar's GPU (session 22 judged it
+# on an H100 only, s22d; written in session 22, never run as it stands).
 # 1. Build the tree with the tests (carry the CUTLASS wheel and .devdeps).
-# 2. The GEMM core's GPU tests (publish: deferred, eager, every config's flags and counters).
-# 3. The test half every 3rd row, bf16 and fp16 (the 826 rows of s20a / s22b).
-# 4. flux_hooks (one tile late) against flux_hooks_eager, side by side (--attribution), on shapes whose pick is
-#    cooperative with several tiles per CTA.
+# 2. The GEMM core's GPU tests.
+# 3. The test half every 3rd row, bf16 and fp16 (the 826 rows of s20a on the H200, s22b / s22d on an H100).
+# 4. --attribution (each hook alone) on shapes whose pick is cooperative with several tiles per CTA.
 # 5. The README's main command (the suite), then the fused ops' GPU tests in the time left (LIMIT, default 380 s; a cold start leaves little).
 source scripts/device/build_tree.sh "$1"
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1 | grep -o -E "H100|H200" | tr 'H' 'h')
