@@ -1,5 +1,5 @@
 # scripts/device/common.sh — sourced by the scripts/device/*_checks.sh scripts (BIN_DIR OUT_DIR in $1 $2).
-# Sets bin, out and status, defines step(), records the GPU's state and finds cuBLASLt when the loader
+# Sets bin, out, status and gpu_tag, defines step(), records the GPU's state and finds cuBLASLt when the loader
 # does not (binaries built on the Debian build machine link it dynamically).
 set -uo pipefail
 bin="$1"; out="$2"
@@ -28,6 +28,9 @@ sweep_part() {
 }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv > "$out/gpu.txt"
 cat "$out/gpu.txt"
+# gpu_tag: h100 / h200 (else "gpu"), for result file names: a call for one kind may run on the other.
+gpu_tag=$(grep -o -m 1 -E "H100|H200" "$out/gpu.txt" | tr 'H' 'h')
+gpu_tag="${gpu_tag:-gpu}"
 if ! ldd "$bin/flux-bench" | grep -q "libcublasLt.so.13 =>.*/"; then
   lib=$(dirname "$(find / -name 'libcublasLt.so.13*' -not -path '/proc/*' 2>/dev/null | head -n 1)")
   echo "libcublasLt.so.13 from $lib"

@@ -16,8 +16,8 @@ tag="${TAG:-s21a}"
 cat "$out/gpu.txt" >> "$out/checks.log"; rm -f "$out/gpu.txt"
 step tests.log 120 flux_gpu_tests --gtest_filter='GemmCoreGpu*:SplitKGpu*:SkinnyGpu*'
 grep -E "^\[  (PASSED|FAILED) |FAILED  \]|tests ran|Failure" "$out/tests.log" | head -20
-mid="$out/gemm_sweep_tune_m128_2048_every3_h200_${tag}.jsonl"
-big="$out/gemm_sweep_tune_m4096_8192_every10_h200_${tag}.jsonl"
+mid="$out/gemm_sweep_tune_m128_2048_every3_${gpu_tag}_${tag}.jsonl"
+big="$out/gemm_sweep_tune_m4096_8192_every10_${gpu_tag}_${tag}.jsonl"
 left=$(( ${LIMIT:-560} - ($(date +%s) - T0) ))
 sweep_part "$mid" $(( left * 2 / 3 )) --corpus-min-m 128 --corpus-max-m 2048 --corpus-every 3
 left=$(( ${LIMIT:-560} - ($(date +%s) - T0) ))

@@ -15,7 +15,7 @@ cat "$out/gpu.txt" >> "$out/bench.log"; rm -f "$out/gpu.txt"
 step core.log 120 flux_gpu_tests --gtest_filter='GemmCoreGpu*:SplitKGpu*:SkinnyGpu*'
 grep -E "^\[  (PASSED|FAILED) |FAILED  \]|tests ran" "$out/core.log" | head -20
 step bench.log 150 flux-bench gemm --corpus test --corpus-every 3 --dtypes bf16,fp16 --iters 20 --warmup 3 \
-  --json "$out/gemm_corpus_test_every3_h200_${tag}.jsonl"
+  --json "$out/gemm_corpus_test_every3_${gpu_tag}_${tag}.jsonl"
 grep -E "median" "$out/bench.log" | tail -8
 step main.log 90 ./scripts/main.sh --iters 20
 grep -E "median|results|wrote" "$out/main.log" | tail -12
