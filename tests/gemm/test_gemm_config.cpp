@@ -15,6 +15,19 @@ namespace {
 
 using flux::testing::h200_limits;
 
+// The lines a selection's walk cuts its bands from: unit columns when it walks M fastest (at least as many unit
+// columns as rows), else unit rows (a unit is one cluster's tiles); `col` says which the walk should be.
+struct Walk {
+  bool col;
+  int64_t lines;
+};
+Walk expected_walk(const flux::GemmSelection& s, int64_t m, int64_t n) {
+  const int64_t units_m = ((m + s.config.tile_m - 1) / s.config.tile_m + s.config.cluster_m - 1) / s.config.cluster_m;
+  const int64_t units_n = ((n + s.config.tile_n - 1) / s.config.tile_n + s.config.cluster_n - 1) / s.config.cluster_n;
+  const bool col = units_n >= units_m;
+  return {col, col ? units_n : units_m};
+}
+
 TEST(GemmConfig, TableIsConsistent) {
   const auto& configs = flux::gemm_configs();
   ASSERT_EQ(configs.size(), 17u);
@@ -191,10 +204,8 @@ TEST(GemmConfig, HeuristicOnTheSuiteShapes) {
         EXPECT_EQ(s.splits, 1);
         EXPECT_FALSE(s.stream_k);
         if (s.config.pingpong) {  // the shorter dimension of units fastest, in bands of 8
-          const int64_t units_m = (m + s.config.tile_m * s.config.cluster_m - 1) / (s.config.tile_m * s.config.cluster_m);
-          const int64_t units_n =
-              (nk.first + s.config.tile_n * s.config.cluster_n - 1) / (s.config.tile_n * s.config.cluster_n);
-          EXPECT_EQ(s.raster, units_n >= units_m ? flux::Raster::kColMajor : flux::Raster::kRowMajor) << s.reason;
+          EXPECT_EQ(s.raster, expected_walk(s, m, nk.first).col ? flux::Raster::kColMajor : flux::Raster::kRowMajor)
+              << s.reason;
           EXPECT_EQ(s.swizzle, 8);
         }
       }
@@ -323,13 +334,10 @@ TEST(GemmConfig, PingpongOrderWalksTheShorterDimensionInBandsThatExist) {
   for (auto [m, n] : {std::pair<int64_t, int64_t>{300, 24576}, {300, 768}, {4096, 512}, {8192, 12288}}) {
     flux::GemmSelection s = flux::select_gemm_config(m, n, 4096, h200_limits(), flux::testing::only_pingpong_clusters());
     ASSERT_TRUE(s.config.pingpong) << s.reason;
-    const int64_t units_m = ((m + s.config.tile_m - 1) / s.config.tile_m + s.config.cluster_m - 1) / s.config.cluster_m;
-    const int64_t units_n = ((n + s.config.tile_n - 1) / s.config.tile_n + s.config.cluster_n - 1) / s.config.cluster_n;
-    const bool col = units_n >= units_m;
-    EXPECT_EQ(s.raster, col ? flux::Raster::kColMajor : flux::Raster::kRowMajor) << s.reason;
-    const int64_t lines = col ? units_n : units_m;  // what a band is cut from
-    EXPECT_LE(s.swizzle, lines) << s.reason;
-    EXPECT_GT(s.swizzle * 2, std::min<int64_t>(lines, 8)) << s.reason;  // the largest power of two that fits
+    const Walk walk = expected_walk(s, m, n);
+    EXPECT_EQ(s.raster, walk.col ? flux::Raster::kColMajor : flux::Raster::kRowMajor) << s.reason;
+    EXPECT_LE(s.swizzle, walk.lines) << s.reason;
+    EXPECT_GT(s.swizzle * 2, std::min<int64_t>(walk.lines, 8)) << s.reason;  // the largest power of two that fits
   }
 }
 
