@@ -43,11 +43,12 @@ CONFIGS = [  # id, name, tile_m, tile_n, tile_k, cluster_m, cluster_n, pingpong,
     (14, "64x64x128_pingpong_swapab_c1x1", 64, 64, 128, 1, 1, True, True),  # the decode rule's (choose())
     (15, "128x144x64_coop_c2x1", 128, 144, 64, 2, 1, False, False),
     (16, "128x112x64_coop_c2x1", 128, 112, 64, 2, 1, False, False),
+    (17, "128x176x64_coop_c2x1", 128, 176, 64, 2, 1, False, False),
 ]
 RATE = {0: 1.00, 1: 1.06, 2: 1.06, 3: 1.00, 4: 1.00, 5: 1.00, 6: 1.00, 10: 1.00, 11: 1.00, 12: 1.00,
-        13: 1.00, 14: 1.00, 15: 1.00, 16: 1.00}  # M > MID_MAX_M
+        13: 1.00, 14: 1.00, 15: 1.00, 16: 1.00, 17: 1.00}  # M > MID_MAX_M
 RATE_MID = {0: 1.00, 1: 1.06, 2: 1.30, 3: 1.00, 4: 0.94, 5: 1.00, 6: 1.00, 10: 1.30, 11: 1.30, 12: 1.00,
-            13: 1.00, 14: 1.00, 15: 1.30, 16: 1.30}  # --grid rates
+            13: 1.00, 14: 1.00, 15: 1.30, 16: 1.30, 17: 1.30}  # --grid rates
 MID_MAX_M = 2048
 SKINNY_STAGES = 4
 SKINNY_CTAS_PER_SM = 2  # resident (shared memory: 4 stages of ~25 KB); the plan measures it (occupancy)
@@ -100,7 +101,7 @@ DECODE_WIDE_MIN_M, DECODE_WIDE_MAX_M = 33, 64
 
 
 # gemm_config.cpp held_back(): compiled and swept, not candidates of the heuristic until measured and fitted (--admit).
-HELD_BACK = {15, 16}
+HELD_BACK = {15, 16, 17}
 
 
 def choose(m, n, k, sms, K):

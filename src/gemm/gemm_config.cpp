@@ -88,7 +88,8 @@ namespace {
 //   128x192x64_coop_c2x1     1.00  a first estimate (not measured above M = 2048): a tile width that quantizes
 //                                  N = 2304 / 4608 / 5760 in fewer waves (gemm_config.h)
 //   128x144x64_coop_c2x1     1.00  placeholders, 128x192's (both tables): tile widths for the mid-M last wave
-//   128x112x64_coop_c2x1     1.00  (gemm_config.h); not candidates until measured and fitted (held_back below)
+//   128x112x64_coop_c2x1     1.00  and cuBLAS's large-M 176 (gemm_config.h); not candidates until measured and
+//   128x176x64_coop_c2x1     1.00  fitted (held_back below)
 //
 // M <= kMidMaxM (kRelativeRateMid). Fitted on the corpus's tuning half only, with scripts/corpus/fit_heuristic.py
 // --grid rates (coordinate descent of these rates, kSwapAbMaxM, kReduceFixedUs, kStreamMaxM, kFillUs and
@@ -109,10 +110,10 @@ namespace {
 constexpr int64_t kMidMaxM = 2048;
 constexpr double kRelativeRate[gemm::kNumConfigs] = {1.00, 1.06, 1.06, 1.00, 1.00, 1.00, 1.00,
                                                      2.00, 2.00, 1.20, 1.00, 1.00, 1.00, 1.00,
-                                                     1.00, 1.00, 1.00};
+                                                     1.00, 1.00, 1.00, 1.00};
 constexpr double kRelativeRateMid[gemm::kNumConfigs] = {1.00, 1.06, 1.30, 1.00, 0.94, 1.00, 1.00,
                                                         2.00, 2.00, 1.20, 1.30, 1.30, 1.00, 1.00,
-                                                        1.00, 1.30, 1.30};
+                                                        1.00, 1.30, 1.30, 1.30};
 
 // The time model (microseconds), for a config and a split factor S:
 //   work items  = units x S (a unit is one cluster's tiles; each item runs K / S)
@@ -219,15 +220,18 @@ constexpr int32_t kPingpongSwizzle = 8;
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Compiled, forceable (GemmOptions::config, FLUX_GEMM_CONFIG), swept (`flux-bench gemm --sweep`) and tuned
-// (`flux-bench tune`), but held back from the heuristic: the 128x144 and 128x112 cooperative configs
-// (gemm_config.h, built 2026-12-04 without a GPU). Measured 2026-12-07 (H100, tuning half M = 128..2048 every 3rd
-// row, 121 shapes, bench/results/gemm_sweep_tune_m128_2048_every3_h100_20261207_s22a.jsonl.gz): the best variant on
-// none; 128x144 took 1.77x the time of 128x192 on the same shapes (median; best case 1.25x), 128x112 1.84x that of
-// 128x128 cooperative. Why is not known (their 128 x 16 epilogue subtiles are a lead): until a kernel change makes
-// them win somewhere they stay out of the heuristic. (128x160, 2026-12-03, ran below 128x192 too.)
+// (`flux-bench tune`), but held back from the heuristic: the 128x144, 128x112 and 128x176 cooperative configs
+// (gemm_config.h) until a sweep of the tuning half with the fixed kernels fits their rates. Measured 2026-12-07
+// (H100, tuning half M = 128..2048 every 3rd row, 121 shapes,
+// bench/results/gemm_sweep_tune_m128_2048_every3_h100_20261207_s22a.jsonl.gz): the best variant on none; 128x144 took
+// 1.77x the time of 128x192 on the same shapes, 128x112 1.84x that of 128x128 cooperative, capped near 350 TFLOP/s
+// at any size. The cause (found 2026-12-07): CuTe's WGMMA selector built those tiles from m64n16k16 instructions
+// (nine / seven per k-step, each re-reading A from shared memory) because N = 144 / 112 are CuTe's "extended"
+// shapes; CMakeLists.txt now enables them (one m64n144k16 / m64n112k16 per k-step).
 bool held_back(const GemmConfigInfo& c) {
   return c.id == static_cast<int>(gemm::ConfigId::k128x144x64CoopC2x1) ||
-         c.id == static_cast<int>(gemm::ConfigId::k128x112x64CoopC2x1);
+         c.id == static_cast<int>(gemm::ConfigId::k128x112x64CoopC2x1) ||
+         c.id == static_cast<int>(gemm::ConfigId::k128x176x64CoopC2x1);
 }
 
 // The decode rule's two configs (kDecodeSwapMaxM above): picked by the rule only, timed by their own term.

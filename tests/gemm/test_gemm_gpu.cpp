@@ -150,7 +150,7 @@ TEST(GemmCoreGpu, WaitBeforeLoadWaitsForACopyEngineProducer) {
   std::mt19937_64 rng(4242);
   for (const char* config : {"128x256x64_coop_c2x1", "128x128x64_pingpong_c1x2", "64x256x64_pingpong_c1x2",
                              "128x192x64_coop_c2x1", "128x144x64_coop_c2x1", "128x112x64_coop_c2x1",
-                             "16x64x128_skinny_mma", "64x64x64_skinny_mma", "8x16x512_gemv",
+                             "128x176x64_coop_c2x1", "16x64x128_skinny_mma", "64x64x64_skinny_mma", "8x16x512_gemv",
                              "64x128x64_pingpong_swapab_c1x2", "16x64x128_pingpong_swapab_c1x1",
                              "64x64x128_pingpong_swapab_c1x1"}) {
     flux::GemmDesc desc{4096, 2048, flux::DType::kFP16, flux::WeightLayout::kNK};
@@ -256,7 +256,7 @@ TEST(GemmCoreGpu, PublishAfterStoreFlagsAndCounters) {
   std::mt19937_64 rng(11);
   for (const char* config : {"128x256x64_coop_c2x1", "128x128x64_pingpong_c1x2", "256x128x64_coop_c1x2",
                              "128x128x64_coop_c1x2", "128x192x64_coop_c2x1", "128x144x64_coop_c2x1",
-                             "128x112x64_coop_c2x1", "16x64x128_skinny_mma",
+                             "128x112x64_coop_c2x1", "128x176x64_coop_c2x1", "16x64x128_skinny_mma",
                              "64x64x64_skinny_mma", "8x16x512_gemv", "64x128x64_pingpong_swapab_c1x2",
                              "16x64x128_pingpong_swapab_c1x1", "64x64x128_pingpong_swapab_c1x1"}) {
     flux::GemmDesc desc{1000, 768, flux::DType::kBF16, flux::WeightLayout::kNK};

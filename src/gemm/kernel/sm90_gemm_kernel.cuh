@@ -28,6 +28,12 @@
 
 #include <type_traits>
 
+// The tile widths 112 and 144 need CuTe's extended WGMMA shapes (CMakeLists.txt says why); without them CuTe's
+// selector silently builds those tiles from m64n16k16 instructions at half speed.
+#if !defined(CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED)
+#error "sm90_gemm_kernel.cuh: build with -DCUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED=1 (CMakeLists.txt, flux_objects)"
+#endif
+
 #include "cute/tensor.hpp"
 #include "cutlass/cutlass.h"
 #include "cutlass/device_kernel.h"
