@@ -87,9 +87,12 @@ namespace {
 //                                  kCoopEpilogueUs charges)
 //   128x192x64_coop_c2x1     1.00  a first estimate (not measured above M = 2048): a tile width that quantizes
 //                                  N = 2304 / 4608 / 5760 in fewer waves (gemm_config.h)
-//   128x144x64_coop_c2x1     1.00  placeholders, 128x192's (both tables): tile widths for the mid-M last wave
-//   128x112x64_coop_c2x1     1.00  and cuBLAS's large-M 176 (gemm_config.h); not candidates until measured and
-//   128x176x64_coop_c2x1     1.00  fitted (held_back below)
+//   128x144x64_coop_c2x1     1.00  \ first estimates (picked above M = 2048 only where they quantize much better
+//   128x112x64_coop_c2x1     1.00   | than ping-pong's 1.06). An H100's sweep (s23a, 8 shapes at M = 4096..8192)
+//   128x176x64_coop_c2x1     1.00  /  fitted 1.00 / 0.80 / 1.10 (`--grid rates-large --only lrate15,lrate16,lrate17`),
+//                                     which would hand 128x176 most large-M shapes, the suite's included, where the
+//                                     H200 runs ping-pong at 0.96-0.99 of cuBLAS: not applied on 8 shapes of another
+//                                     GPU; the next H200 sweep at M > 2048 fits them.
 //
 // M <= kMidMaxM (kRelativeRateMid). Fitted on the corpus's tuning half only, with scripts/corpus/fit_heuristic.py
 // --grid rates (coordinate descent of these rates, kSwapAbMaxM, kReduceFixedUs, kStreamMaxM, kFillUs and
@@ -107,13 +110,18 @@ namespace {
 // changed picks 1.06x), M = 4096 0.936 (0.930), M < 128 0.816 (0.837: at M = 8 the 44 changed picks ran 0.91x,
 // mostly split-K 2 of 64x256 given up for unsplit 128x128 ping-pong, which the tuning half's decode sweep had
 // preferred; and rows whose pick did not change ran 0.96-0.99x of 2026-12-01's, at M = 64 0.964x).
+// The 128x144 / 128x112 / 128x176 cooperative entries (1.20, 1.20, 1.30) were fitted alone (`--only
+// rate15,rate16,rate17`, the rest as above) on an H100's tuning-half sweep, 2026-12-07 (s23a, M = 128..2048 every 3rd
+// row, 78 shapes, bench/results/gemm_sweep_tune_m128_2048_every3_h100_20261207_s23a.jsonl.gz): geo best / picked
+// 0.940 (without them) -> 0.956, picks vs cuBLAS median 0.897 -> 0.935 (M = 512 0.882 -> 0.949). They were the best
+// variant on 32 of its 86 shapes (112 on 15, 144 on 10, 176 on 7).
 constexpr int64_t kMidMaxM = 2048;
 constexpr double kRelativeRate[gemm::kNumConfigs] = {1.00, 1.06, 1.06, 1.00, 1.00, 1.00, 1.00,
                                                      2.00, 2.00, 1.20, 1.00, 1.00, 1.00, 1.00,
                                                      1.00, 1.00, 1.00, 1.00};
 constexpr double kRelativeRateMid[gemm::kNumConfigs] = {1.00, 1.06, 1.30, 1.00, 0.94, 1.00, 1.00,
                                                         2.00, 2.00, 1.20, 1.30, 1.30, 1.00, 1.00,
-                                                        1.00, 1.30, 1.30, 1.30};
+                                                        1.00, 1.20, 1.20, 1.30};
 
 // The time model (microseconds), for a config and a split factor S:
 //   work items  = units x S (a unit is one cluster's tiles; each item runs K / S)
@@ -218,21 +226,6 @@ constexpr double kDecodeReduceFixedUs = 4.0;
 constexpr int32_t kPingpongSwizzle = 8;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-// Compiled, forceable (GemmOptions::config, FLUX_GEMM_CONFIG), swept (`flux-bench gemm --sweep`) and tuned
-// (`flux-bench tune`), but held back from the heuristic: the 128x144, 128x112 and 128x176 cooperative configs
-// (gemm_config.h) until a sweep of the tuning half with the fixed kernels fits their rates. Measured 2026-12-07
-// (H100, tuning half M = 128..2048 every 3rd row, 121 shapes,
-// bench/results/gemm_sweep_tune_m128_2048_every3_h100_20261207_s22a.jsonl.gz): the best variant on none; 128x144 took
-// 1.77x the time of 128x192 on the same shapes, 128x112 1.84x that of 128x128 cooperative, capped near 350 TFLOP/s
-// at any size. The cause (found 2026-12-07): CuTe's WGMMA selector built those tiles from m64n16k16 instructions
-// (nine / seven per k-step, each re-reading A from shared memory) because N = 144 / 112 are CuTe's "extended"
-// shapes; CMakeLists.txt now enables them (one m64n144k16 / m64n112k16 per k-step).
-bool held_back(const GemmConfigInfo& c) {
-  return c.id == static_cast<int>(gemm::ConfigId::k128x144x64CoopC2x1) ||
-         c.id == static_cast<int>(gemm::ConfigId::k128x112x64CoopC2x1) ||
-         c.id == static_cast<int>(gemm::ConfigId::k128x176x64CoopC2x1);
-}
 
 // The decode rule's two configs (kDecodeSwapMaxM above): picked by the rule only, timed by their own term.
 bool is_decode_rule_config(const GemmConfigInfo& c) {
@@ -431,7 +424,6 @@ GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLi
     }
     if (c.swap_ab && !swap_ab_allowed) continue;
     if (is_decode_rule_config(c)) continue;  // the decode rule's, below
-    if (held_back(c)) continue;              // not yet measured (held_back above)
     // The skinny configs are for M within one of their tiles (their purpose: decode; taller M re-streams B
     // once per 16 or 64 rows).
     if (c.skinny && m > c.tile_m) continue;

@@ -57,14 +57,14 @@
 //       128 x 16 for 112. Built 2026-12-04 with no GPU lent; first measured 2026-12-07 at half speed, because CuTe
 //       builds N = 144 / 112 (and 160 / 176) tiles from m64n16k16 / m64n32k16 instructions unless its extended
 //       WGMMA shapes are enabled (CMakeLists.txt now does; 128 x 48 subtiles failed CUTLASS's epilogue check
-//       "Fragment size does not vectorize properly" with the n16 instructions, and compile with n144). Held back from
-//       the heuristic (gemm_config.cpp held_back) until a sweep with the fixed kernels fits their rates; forceable,
-//       swept and tuned. (128x160, 2026-12-03, ran below 128x192 where it filled better: it too was built from
-//       m64n32k16 instructions then.)
+//       "Fragment size does not vectorize properly" with the n16 instructions, and compile with n144). With the fixed
+//       kernels (H100, tuning half, s23a, 86 shapes at M = 128..8192) 112 was the best variant on 15 shapes, 144 on 10,
+//       176 on 7; their rates are fitted (gemm_config.cpp). (128x160, 2026-12-03, ran below 128x192 where it filled
+//       better: it too was built from m64n32k16 instructions then.)
 //   128x176x64 cooperative, cluster 2x1: cuBLAS's widest large-M tile (176 x 128 in its terms, cluster 1x2) is its
 //       kernel on 32 of the test half's 162 M = 4096 rows, 144 x 128 on 22 (s20a; flux ran 0.965 / 0.924 of them);
 //       more reuse per loaded byte than 128 x 128 with 88 accumulator registers per thread (168 used, no spills).
-//       Epilogue subtiles 128 x 16 (five mainloop stages fit beside them). Held back as the two above.
+//       Epilogue subtiles 128 x 16 (five mainloop stages fit beside them).
 // Split-K (the two ping-pong configs): with few tiles (M <= a few hundred) the persistent grid leaves
 // most SMs idle and each CTA streams a long K; cutting K into S slices gives S times the CTAs, each
 // streaming 1/S of B, and a reduction sums the fp32 partials in slice order (deterministic). The
