@@ -18,7 +18,7 @@ The skinny decode configs (ids 5, 6) have an item-time term of their own in pred
 the geometric mean of best / picked; --emit writes the best. --grid gemv: the same for the GEMV config (id 12).
 
 usage: fit_heuristic.py SWEEP.jsonl... [--sms 132] [--grid all|skinny|gemv|rates|rates-large] [--no-swap] [--admit IDS]
-       [--only KEYS] [--emit FIT.json]
+       [--only KEYS] [--cv N] [--emit FIT.json]
 """
 import argparse
 import collections
@@ -123,6 +123,8 @@ def choose(m, n, k, sms, K):
             continue
         if c[0] in HELD_BACK and c[0] not in K.get("admit", ()):
             continue
+        if c[0] in K.get("exclude", ()):  # --cv's baseline without the --admit configs
+            continue
         if "swapab" in c[1] and m > K["swap_max_m"]:
             continue
         # gemm_config.cpp: up to kSquarePingpongYieldMaxM the 128x128 ping-pong config yields to swap-AB where that
@@ -192,6 +194,9 @@ def main():
     ap.add_argument("--only", default="", help="--grid rates / rates-large: search only these constants (comma-separated "
                     "keys, e.g. rate15,rate16), the others at their committed values (a fit on another GPU's sweep that "
                     "should move only the admitted configs)")
+    ap.add_argument("--cv", type=int, default=0, help="--grid rates / rates-large: also fit on all but one of N folds "
+                    "of the shapes and score the held-out fold against the constants without the --admit configs "
+                    "(N >= 2)")
     ap.add_argument("--emit", help="--grid rates / rates-large / skinny: write the fitted constants as JSON "
                     "(scripts/corpus/apply_fit.py)")
     a = ap.parse_args()
@@ -223,9 +228,10 @@ def main():
         grid = dict(sk_lat=[0.5, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 1e3], sk_fill=[0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 9.0])
     if a.grid == "gemv":
         grid = dict(gv_lat=[0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 1e3], gv_fill=[0.0, 1.0, 2.0, 4.0, 6.0, 9.0, 12.0])
-    def score(K, by_m=None):
+    def score(K, by_m=None, keys=None):  # keys: the shapes to score (default all)
         q, vc, missing = [], [], 0
-        for key, variants in shapes.items():
+        for key in (shapes if keys is None else keys):
+            variants = shapes[key]
             _, m, n, k = key
             t, c, s = choose(m, n, k, a.sms, K)
             raster, swz = order_of(c, m, n, a.sms)
@@ -276,23 +282,45 @@ def main():
                  **{f"lrate{cid}": r for cid, r in RATE.items()})
         print(f"{len(shapes)} shapes; start:", "geo %.4f median vs cublas %.3f (best/picked median %.3f, min vc %.3f, "
               "min q %.3f, %d unmeasured picks)" % score(K))
-        # A candidate whose picks the sweep did not measure on more shapes than the start's would be scored on fewer
-        # shapes (the unmeasured ones dropped): never taken.
-        start_missing = score(K)[5]
-        for sweep_round in range(6):
-            moved = False
-            for key, values in space.items():
-                best_v, best_s = K[key], score(K)
-                for v in values:
-                    sc = score(dict(K, **{key: v}))
-                    if sc[0] > best_s[0] + 1e-6 and sc[5] <= start_missing:
-                        best_v, best_s = v, sc
-                if best_v != K[key]:
-                    K[key], moved = best_v, True
-            print(f"round {sweep_round}:", "geo %.4f median vs cublas %.3f (best/picked median %.3f, min vc %.3f, "
-                  "min q %.3f, %d unmeasured picks)" % score(K), {k: K[k] for k in space})
-            if not moved:
-                break
+        def descend(K, keys=None, log=True):
+            # A candidate whose picks the sweep did not measure on more shapes than the start's would be scored on
+            # fewer shapes (the unmeasured ones dropped): never taken.
+            K = dict(K)
+            start_missing = score(K, keys=keys)[5]
+            for sweep_round in range(6):
+                moved = False
+                for key, values in space.items():
+                    best_v, best_s = K[key], score(K, keys=keys)
+                    for v in values:
+                        sc = score(dict(K, **{key: v}), keys=keys)
+                        if sc[0] > best_s[0] + 1e-6 and sc[5] <= start_missing:
+                            best_v, best_s = v, sc
+                    if best_v != K[key]:
+                        K[key], moved = best_v, True
+                if log:
+                    print(f"round {sweep_round}:", "geo %.4f median vs cublas %.3f (best/picked median %.3f, min vc "
+                          "%.3f, min q %.3f, %d unmeasured picks)" % score(K, keys=keys), {k: K[k] for k in space})
+                if not moved:
+                    break
+            return K
+
+        if a.cv > 1:
+            # Held-out check of the fit itself (not a judge of the heuristic: the test half is): fold f of the shapes
+            # (every a.cv-th in key order) is scored with the constants descended on the other folds, against the
+            # committed constants without the --admit configs. The descents start with the --admit configs' rates at
+            # 1.00 (the committed ones may have been fitted on these very shapes).
+            keys = sorted(shapes)
+            neutral = dict(K, **{k: 1.0 for k in space if k.startswith(("rate", "lrate"))
+                                 and int(k.lstrip("lrate")) in base["admit"]})
+            for fold in range(a.cv):
+                test = [key for i, key in enumerate(keys) if i % a.cv == fold]
+                train = [key for i, key in enumerate(keys) if i % a.cv != fold]
+                Kf = descend(neutral, train, log=False)
+                fmt = lambda sc: "geo %.4f median vs cublas %.3f" % sc[:2]
+                print(f"cv fold {fold} ({len(test)} held-out shapes): without the --admit configs",
+                      fmt(score(dict(K, exclude=base["admit"]), keys=test)), "| fitted on the other folds",
+                      fmt(score(Kf, keys=test)), {k: Kf[k] for k in space})
+        K = descend(K)
         # committed: gemm_config.cpp today (its two rate tables are RATE_MID / RATE)
         print_by_m("committed", dict(base))
         print_by_m("fitted", K)
