@@ -23,7 +23,8 @@ set(FLUX_GEMM_SKINNY_LAYOUTS kNK)
 # FP8 (e4m3 A and B; ConfigShape::fp8): per output type, [N, K] weights only, one kernel for both scale
 # kinds (src/gemm/kernel/sm90_fp8_gemm_instance.cu.in, FLUX_GEMM_FP8_KERNEL lines).
 set(FLUX_GEMM_FP8_OUTPUTS kBF16 kFP16)
-set(FLUX_GEMM_FP8_CONFIGS k128x128x128CoopC2x1E4m3 k128x128x128CoopC1x2E4m3 k64x128x128PingpongC1x2E4m3)
+set(FLUX_GEMM_FP8_CONFIGS k128x128x128CoopC2x1E4m3 k128x128x128CoopC1x2E4m3 k64x128x128PingpongC1x2E4m3
+    k128x112x128CoopC2x1E4m3 k128x144x128CoopC2x1E4m3)
 
 # The file stem of one instantiation: "bf16_nk_128x128x64pingpongc1x2" (+ "_partial" for kPartial).
 function(flux_gemm_instance_stem out_var dtype layout config output)

@@ -103,12 +103,14 @@
 //   cuBLASLt FP8 on the 18 suite shapes, H200, 2026-12-02; 128x256x128 cooperative needs the same; the
 //   128x128x128 cooperative kernel does not spill). [N, K] weights only (FP8 WGMMA reads
 //   K-major operands), no split-K, swap-AB or skinny variants yet.
-//   Tried and dropped: 128x112x128 cooperative c2x1, after cuBLASLt's FP8 kernel on the suite shapes
-//   (ncu, 4096 x 12288 x 12288: nvjet_sm90_qqtst_112x128_128x7_2x1_v_bz_coopA, a 112-wide tile of the
-//   weight's N, 7 stages): with CUTLASS's builder (7 stages by its arithmetic, 30 KB each, not checked;
-//   a 128 x 16 epilogue subtile: gcd(32, 112);
-//   168 registers, no spills) its best variant ran at a median 0.415 of cuBLASLt FP8 on the 18 suite
-//   shapes where 128x128x128 c2x1 ran at 0.898 (bench/results/gemm_fp8_sweep_suite_h200_20261202_s9.jsonl).
+//   128x112x128 and 128x144x128 cooperative c2x1: cuBLASLt's FP8 kernels on the suite shapes are 112- and
+//   144-wide (its algo's tile on 4096 x 6144 x 12288 and 12 others of the 18, s9; ncu, 4096 x 12288 x 12288:
+//   nvjet_sm90_qqtst_112x128_128x7_2x1_v_bz_coopA, 7 stages). 128x112x128 was tried on 2026-12-02 and ran at a
+//   median 0.415 of cuBLASLt FP8 (bench/results/gemm_fp8_sweep_suite_h200_20261202_s9.jsonl): it was built
+//   from m64n16k32 instructions then (CuTe's extended WGMMA shapes off, CMakeLists.txt), as the 16-bit 144 / 112
+//   tiles were. Rebuilt 2026-12-07 with one m64n112k32 / m64n144k32 per k-step (PTX checked), 168 registers and
+//   no spills (ptxas -v, bf16 output), epilogue subtiles 128 x 16 / 128 x 48; not yet run: held back from the
+//   heuristic (gemm_config.cpp held_back) until a sweep measures them.
 #pragma once
 
 #include <cstdint>
@@ -135,8 +137,10 @@ enum class ConfigId : int32_t {
   k128x144x64CoopC2x1 = 15,
   k128x112x64CoopC2x1 = 16,
   k128x176x64CoopC2x1 = 17,
+  k128x112x128CoopC2x1E4m3 = 18,
+  k128x144x128CoopC2x1E4m3 = 19,
 };
-constexpr int kNumConfigs = 18;
+constexpr int kNumConfigs = 20;
 
 // Skinny configs: CTAs of one tile each, at most this many counted resident per SM (the split-K
 // candidates and split_k_workspace_bound() assume at most that many items per wave).
@@ -179,6 +183,8 @@ constexpr ConfigShape kConfigShapes[kNumConfigs] = {
     {ConfigId::k128x144x64CoopC2x1, "128x144x64_coop_c2x1", 128, 144, 64, 2, 1, false, false, false, false, false, false, 48, false},
     {ConfigId::k128x112x64CoopC2x1, "128x112x64_coop_c2x1", 128, 112, 64, 2, 1, false, false, false, false, false, false, 16, false},
     {ConfigId::k128x176x64CoopC2x1, "128x176x64_coop_c2x1", 128, 176, 64, 2, 1, false, false, false, false, false, false, 16, false},
+    {ConfigId::k128x112x128CoopC2x1E4m3, "128x112x128_coop_c2x1_e4m3", 128, 112, 128, 2, 1, false, false, false, false, true, false, 16, false},
+    {ConfigId::k128x144x128CoopC2x1E4m3, "128x144x128_coop_c2x1_e4m3", 128, 144, 128, 2, 1, false, false, false, false, true, false, 48, false},
 };
 
 constexpr const ConfigShape& config_shape(ConfigId id) { return kConfigShapes[static_cast<int>(id)]; }

@@ -30,7 +30,7 @@ Walk expected_walk(const flux::GemmSelection& s, int64_t m, int64_t n) {
 
 TEST(GemmConfig, TableIsConsistent) {
   const auto& configs = flux::gemm_configs();
-  ASSERT_EQ(configs.size(), 18u);
+  ASSERT_EQ(configs.size(), 20u);
   std::set<std::string> names;
   int skinny = 0, fp8 = 0, gemv = 0, decode_swap = 0;
   for (size_t i = 0; i < configs.size(); ++i) {
@@ -92,7 +92,7 @@ TEST(GemmConfig, TableIsConsistent) {
   EXPECT_EQ(skinny, 3);
   EXPECT_EQ(gemv, 1);
   EXPECT_EQ(decode_swap, 2);
-  EXPECT_EQ(fp8, 3);
+  EXPECT_EQ(fp8, 5);
 }
 
 // The candidates follow the input type: bf16 / fp16 selections never pick an e4m3 config and e4m3 ones
@@ -140,6 +140,22 @@ TEST(GemmConfig, SkinnyOnlyForDecodeAndWhenCompiled) {
 // The mid-M widths are picked where they fill the SMs in one wave and the others do not (gemm_config.h): at M = 512,
 // N = 3584 is 4 x 32 tiles of 128 x 112 on 132 SMs (128 x 128: 112 tiles, 128 x 192: 76), N = 4608 is 4 x 32 of
 // 128 x 144 (128 x 112: 168 = two waves), at any K and with or without swap-AB (gemm_config.cpp, the fitted rates).
+// The FP8 configs built without a GPU to run them on (gemm_config.cpp held_back: 128x112x128 / 128x144x128
+// cooperative) are never the heuristic's pick, also where their widths fill the SMs best.
+TEST(GemmConfig, HeldBackConfigsAreNotPicked) {
+  const auto limits = h200_limits();
+  for (int64_t m : {128, 512, 1024, 4096, 8192}) {
+    for (int64_t n : {3584, 4608, 6144, 12288, 24576}) {
+      for (int64_t k : {4096, 12288}) {
+        const flux::GemmSelection s = flux::select_gemm_config(m, n, k, limits, {}, 0, true, flux::DType::kE4M3);
+        EXPECT_TRUE(s.config.fp8) << s.reason;
+        EXPECT_STRNE(s.config.name, "128x112x128_coop_c2x1_e4m3") << s.reason;
+        EXPECT_STRNE(s.config.name, "128x144x128_coop_c2x1_e4m3") << s.reason;
+      }
+    }
+  }
+}
+
 TEST(GemmConfig, MidWidthConfigsArePickedWhereTheyFillOneWave) {
   const auto limits = h200_limits();
   for (int64_t k : {1024, 4096, 14336}) {
