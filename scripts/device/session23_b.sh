@@ -19,8 +19,8 @@ step bench.log 160 flux-bench gemm --corpus test --corpus-every 3 --dtypes bf16,
 step main.log 70 flux-bench gemm --iters 20 --json "$out/gemm_main_${gpu_tag}_${tag}.jsonl"
 grep -E "median" "$out/main.log" | tail -4
 export FLUX_WAIT_TIMEOUT_MS=20000 FLUX_RDZV_TIMEOUT_MS=120000
-for job in "1 correctness" "2 --mps correctness" "4 --mps correctness" "2 --mps graph" "1 graph"; do
-  set -- $job; w=$1; shift; mode="${!#}"; mps=""; [ "$1" = "--mps" ] && mps="--mps"
+for job in "1 - correctness" "2 --mps correctness" "4 --mps correctness" "2 --mps graph" "1 - graph"; do
+  read -r w mps mode <<< "$job"; [ "$mps" = "-" ] && mps=""
   left=$(( ${LIMIT:-545} - ($(date +%s) - T0) ))
   [ $left -gt 20 ] && step ops.log $left flux-run -n "$w" --timeout 400 $mps -- /tmp/bin/flux_gemm_rs_probe "$mode"
 done

@@ -115,7 +115,7 @@ namespace {
 // rate15,rate16,rate17`, the rest as above) on an H100's tuning-half sweep, 2026-12-07 (s23a, M = 128..2048 every 3rd
 // row, 78 shapes, bench/results/gemm_sweep_tune_m128_2048_every3_h100_20261207_s23a.jsonl.gz): geo best / picked
 // 0.940 (without them) -> 0.956, picks vs cuBLAS median 0.897 -> 0.935 (M = 512 0.882 -> 0.949). They were the best
-// variant on 32 of its 86 shapes (112 on 15, 144 on 10, 176 on 7).
+// variant on 32 of the 86 shapes of s23a's two sweeps (this one and M = 4096..8192; 112 on 15, 144 on 10, 176 on 7).
 constexpr int64_t kMidMaxM = 2048;
 constexpr double kRelativeRate[gemm::kNumConfigs] = {1.00, 1.06, 1.06, 1.00, 1.00, 1.00, 1.00,
                                                      2.00, 2.00, 1.20, 1.00, 1.00, 1.00, 1.00,
