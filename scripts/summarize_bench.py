@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """Summarize flux-bench JSON lines: the GEMM bar (flux / cublas and flux_hooks / cublas throughput over
 all rows: median, min) and, for p2p rows, bandwidths and the signal round trip.
-usage: scripts/summarize_bench.py FILE.jsonl [...]"""
+usage: scripts/summarize_bench.py FILE.jsonl[.gz] [...]"""
+import gzip
 import json
 import statistics
 import sys
 
 
 def main(paths):
-    rows = [json.loads(line) for p in paths for line in open(p) if line.strip()]
+    rows = [json.loads(line) for p in paths for line in (gzip.open(p, "rt") if p.endswith(".gz") else open(p)) if line.strip()]
     gemm = [r for r in rows if r.get("op") == "gemm" and r.get("impl") in ("flux", "flux_hooks")]
     for impl in ("flux", "flux_hooks"):
         ratios = sorted(r["vs_cublas"] for r in gemm if r["impl"] == impl)

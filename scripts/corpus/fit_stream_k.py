@@ -11,13 +11,16 @@ config's whole-tile prediction gives except on load-bound rows, M <= 256, with a
 reports the median flux / cuBLAS over all rows and the chosen rows' speed-up (each run's time normalized by its own
 cuBLAS). Fit on the tuning half only; the test half judges the result (`flux-bench gemm --corpus test`).
 
-usage: fit_stream_k.py OFF.jsonl FORCED_SK.jsonl
+usage: fit_stream_k.py OFF.jsonl[.gz] FORCED_SK.jsonl[.gz]
 """
 import json
 import math
 import re
 import statistics
 import sys
+
+# The JSON-lines reader (gzipped or not): fit_heuristic.py's, beside this script.
+from fit_heuristic import jsonl_lines
 
 SM_FLOPS, STREAM_BYTES, L2_BYTES, STREAM_MAX_M, HBM = 5.3e6, 2.0e4, 1.6e5, 256, 4.0e6  # gemm_config.cpp
 FILL, COOP_EPI, FIXUP_BYTES, FIXUP_FLAG = 8.0, 0.3, 1.0e5, 1.0
@@ -55,7 +58,7 @@ def predict_stream_k(m, n, k, cost):
 
 
 def load(path):
-    rows = [json.loads(line) for line in open(path)]
+    rows = [json.loads(line) for line in jsonl_lines([path])]
     return {(r["m"], r["n"], r["k"]): r for r in rows if r["impl"] == "flux"}
 
 

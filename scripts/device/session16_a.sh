@@ -10,7 +10,7 @@
 # 3. fit_heuristic.py --grid rates-large over it (coordinate descent of kRelativeRate only), apply_fit.py writes
 #    the fit into gemm_config.cpp (the diff into checks.log), rebuild.
 # 4. The judge: the test half's M = 4096 rows, bf16 and fp16, cuBLAS in the same run: the same 81 weights as
-#    s15b's M = 4096 rows (gemm_corpus_test_every3_h200_20261204_s15b.jsonl), so pick against pick per row.
+#    s15b's M = 4096 rows (gemm_corpus_test_every3_h200_20261204_s15b.jsonl.gz), so pick against pick per row.
 # Files back: checks.log, bench.log, fit.json, gemm_config.cpp after the fit, the sweep (gzip), the judge's
 # rows, build.log (on a failure).
 source scripts/device/build_tree.sh "$1" notests

@@ -52,7 +52,7 @@ namespace {
 //
 // M > kMidMaxM (kRelativeRate). Fitted to a config sweep on the H200 (15 per-rank shapes x 2 dtypes x 4
 // configs x 2 rasters x 4 swizzles, timed side by side) and checked on a second one made with this heuristic
-// (bench/results/gemm_sweep_h200_20261201.jsonl): there the chosen variant is within 1% of the fastest of the
+// (bench/results/gemm_sweep_h200_20261201.jsonl.gz): there the chosen variant is within 1% of the fastest of the
 // 32 on 24 of 30 (shape, dtype) rows, within 2% on 29, worst 3.7%; median 0.6%.
 //   128x256x64_coop_c2x1     1.00  reference; the epilogue is exposed (both math groups do it)
 //   128x128x64_pingpong_c1x2 1.06  the other math group's MMA hides each tile's epilogue; finer
@@ -71,7 +71,7 @@ namespace {
 //                                  (the step's time limit), bf16, H200: 1.00 -> 1.06, geo best / picked 0.977 ->
 //                                  0.990); judged on the test half's M = 4096 rows (162, bf16 + fp16): the 110 rows
 //                                  it moved from 128x128 ping-pong ran 1.032x (geometric mean), median 0.931 -> 0.939
-//                                  (bench/results/gemm_corpus_test_m4096_h200_20261204_s16a.jsonl; it loses up to 6%
+//                                  (bench/results/gemm_corpus_test_m4096_h200_20261204_s16a.jsonl.gz; it loses up to 6%
 //                                  at K >= 6144 and gains up to 34% at K <= 4096: a K term is the next lever)
 //   64x256x64_pingpong_c1x2  1.00  (clustered 2x1 on that sweep: 1-2% behind 128x128 ping-pong; wins
 //                                  where 64-row tiles waste fewer rows, M <= 64)
@@ -106,8 +106,8 @@ namespace {
 // M = 512..2048 rows, where ping-pong was picked), ping-pong 1.06, swap-AB 0.94 and a candidate up to M = 1024 (it
 // was the best variant on most M = 128..512 rows, unsplit), the split-K fixed cost 2 -> 8 us, the fill 8 -> 12 us.
 // Judged on the test half (every 3rd row: M = 1, 8, 64, 512, 4096; bf16 and fp16; 826 rows;
-// bench/results/gemm_corpus_test_every3_h200_20261203_s13c.jsonl) against the same rows of 2026-12-01
-// (gemm_corpus_test_every3_skinny3_h200_20261201.jsonl): median 0.849 (was 0.848); M = 512 0.887 (0.820: the 160
+// bench/results/gemm_corpus_test_every3_h200_20261203_s13c.jsonl.gz) against the same rows of 2026-12-01
+// (gemm_corpus_test_every3_skinny3_h200_20261201.jsonl.gz): median 0.849 (was 0.848); M = 512 0.887 (0.820: the 160
 // changed picks 1.06x), M = 4096 0.936 (0.930), M < 128 0.816 (0.837: at M = 8 the 44 changed picks ran 0.91x,
 // mostly split-K 2 of 64x256 given up for unsplit 128x128 ping-pong, which the tuning half's decode sweep had
 // preferred; and rows whose pick did not change ran 0.96-0.99x of 2026-12-01's, at M = 64 0.964x).

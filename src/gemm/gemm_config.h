@@ -106,7 +106,7 @@
 //   128x112x128 and 128x144x128 cooperative c2x1: cuBLASLt's FP8 kernels on the suite shapes are 112- and
 //   144-wide (its algo's tile on 4096 x 6144 x 12288 and 12 others of the 18, s9; ncu, 4096 x 12288 x 12288:
 //   nvjet_sm90_qqtst_112x128_128x7_2x1_v_bz_coopA, 7 stages). 128x112x128 was tried on 2026-12-02 and ran at a
-//   median 0.415 of cuBLASLt FP8 (bench/results/gemm_fp8_sweep_suite_h200_20261202_s9.jsonl): it was built
+//   median 0.415 of cuBLASLt FP8 (bench/results/gemm_fp8_sweep_suite_h200_20261202_s9.jsonl.gz): it was built
 //   from m64n16k32 instructions then (CuTe's extended WGMMA shapes off, CMakeLists.txt), as the 16-bit 144 / 112
 //   tiles were. Rebuilt 2026-12-07 with one m64n112k32 / m64n144k32 per k-step (PTX checked), 168 registers and
 //   no spills (ptxas -v, bf16 output), epilogue subtiles 128 x 16 / 128 x 48; not yet run: held back from the
