@@ -47,6 +47,9 @@ struct DeviceLimits {
   int64_t smem_per_block_optin = 0;  // bytes
   int64_t l2_bytes = 0;
   std::string name;
+  // Peak HBM bandwidth, bytes per second (memory clock x 2 x bus width), 0 where the device does not report it.
+  // The GEMM heuristic takes its large-M rate table by it (gemm_config.cpp kLowHbmBytesPerS); 0: the default table.
+  int64_t hbm_bytes_per_s = 0;
 };
 DeviceLimits query_device_limits(int device = -1);  // -1: the current device
 

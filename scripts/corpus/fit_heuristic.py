@@ -18,7 +18,7 @@ The skinny decode configs (ids 5, 6) have an item-time term of their own in pred
 the geometric mean of best / picked; --emit writes the best. --grid gemv: the same for the GEMV config (id 12).
 
 usage: fit_heuristic.py SWEEP.jsonl... [--sms 132] [--grid all|skinny|gemv|rates|rates-large] [--no-swap] [--admit IDS]
-       [--only KEYS] [--cv N] [--emit FIT.json]
+       [--only KEYS] [--cv N] [--low-hbm] [--emit FIT.json]
 """
 import argparse
 import collections
@@ -47,6 +47,8 @@ CONFIGS = [  # id, name, tile_m, tile_n, tile_k, cluster_m, cluster_n, pingpong,
 ]
 RATE = {0: 1.00, 1: 1.06, 2: 1.06, 3: 1.00, 4: 1.00, 5: 1.00, 6: 1.00, 10: 1.00, 11: 1.00, 12: 1.00,
         13: 1.00, 14: 1.00, 15: 1.00, 16: 1.00, 17: 1.00}  # M > MID_MAX_M
+# gemm_config.cpp kRelativeRateLowHbm: the large-M table of devices below 4 TB/s of HBM (the H100; --low-hbm).
+RATE_LOW_HBM = {**RATE, 1: 1.00, 2: 1.30, 11: 1.15, 17: 1.06}
 RATE_MID = {0: 1.00, 1: 1.06, 2: 1.30, 3: 1.00, 4: 0.94, 5: 1.00, 6: 1.00, 10: 1.30, 11: 1.30, 12: 1.00,
             13: 1.00, 14: 1.00, 15: 1.20, 16: 1.20, 17: 1.30}  # --grid rates
 MID_MAX_M = 2048
@@ -197,6 +199,8 @@ def main():
     ap.add_argument("--cv", type=int, default=0, help="--grid rates / rates-large: also fit on all but one of N folds "
                     "of the shapes and score the held-out fold against the constants without the --admit configs "
                     "(N >= 2)")
+    ap.add_argument("--low-hbm", action="store_true", help="start from (and compare with) the large-M table of "
+                    "devices below 4 TB/s of HBM (RATE_LOW_HBM, gemm_config.cpp kRelativeRateLowHbm) instead of RATE")
     ap.add_argument("--emit", help="--grid rates / rates-large / skinny: write the fitted constants as JSON "
                     "(scripts/corpus/apply_fit.py)")
     a = ap.parse_args()
@@ -279,7 +283,7 @@ def main():
             space = {k: v for k, v in space.items() if k in keep}
         # Start from the committed constants.
         K = dict(base, **{f"rate{cid}": r for cid, r in RATE_MID.items()},
-                 **{f"lrate{cid}": r for cid, r in RATE.items()})
+                 **{f"lrate{cid}": r for cid, r in (RATE_LOW_HBM if a.low_hbm else RATE).items()})
         print(f"{len(shapes)} shapes; start:", "geo %.4f median vs cublas %.3f (best/picked median %.3f, min vc %.3f, "
               "min q %.3f, %d unmeasured picks)" % score(K))
         def descend(K, keys=None, log=True):

@@ -26,6 +26,16 @@ DeviceLimits query_device_limits(int device) {
   limits.smem_per_block_optin = static_cast<int64_t>(prop.sharedMemPerBlockOptin);
   limits.l2_bytes = prop.l2CacheSize;
   limits.name = prop.name;
+  // Peak HBM bandwidth from the memory clock (kHz, double data rate) and the bus width (bits). A device that does
+  // not report them (an error, or 0) leaves 0: the heuristic then uses its default rate table.
+  int mem_khz = 0, bus_bits = 0;
+  const cudaError_t clock_err = cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, device);
+  const cudaError_t bus_err = cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device);
+  if (clock_err == cudaSuccess && bus_err == cudaSuccess && mem_khz > 0 && bus_bits > 0) {
+    limits.hbm_bytes_per_s = int64_t(mem_khz) * 1000 * 2 * (bus_bits / 8);
+  } else {
+    (void)cudaGetLastError();  // an unsupported attribute is not an error for later calls
+  }
   return limits;
 }
 

@@ -109,8 +109,9 @@
 //   median 0.415 of cuBLASLt FP8 (bench/results/gemm_fp8_sweep_suite_h200_20261202_s9.jsonl.gz): it was built
 //   from m64n16k32 instructions then (CuTe's extended WGMMA shapes off, CMakeLists.txt), as the 16-bit 144 / 112
 //   tiles were. Rebuilt 2026-12-07 with one m64n112k32 / m64n144k32 per k-step (PTX checked), 168 registers and
-//   no spills (ptxas -v, bf16 output), epilogue subtiles 128 x 16 / 128 x 48; not yet run: held back from the
-//   heuristic (gemm_config.cpp held_back) until a sweep measures them.
+//   no spills (ptxas -v, bf16 output), epilogue subtiles 128 x 16 / 128 x 48. First run 2026-12-07
+//   (s24a, H100): the FP8 GPU tests pass; on the suite 128x144x128 beat 128x128x128 at M >= 4096 (the heuristic
+//   takes it there, gemm_config.cpp kRelativeRate), 128x112x128 won nowhere (held back, gemm_config.cpp held_back).
 #pragma once
 
 #include <cstdint>

@@ -14,6 +14,7 @@
 namespace {
 
 using flux::testing::h200_limits;
+using flux::testing::h100_limits;
 
 // The lines a selection's walk cuts its bands from: unit columns when it walks M fastest (at least as many unit
 // columns as rows), else unit rows (a unit is one cluster's tiles); `col` says which the walk should be.
@@ -150,9 +151,52 @@ TEST(GemmConfig, HeldBackConfigsAreNotPicked) {
         const flux::GemmSelection s = flux::select_gemm_config(m, n, k, limits, {}, 0, true, flux::DType::kE4M3);
         EXPECT_TRUE(s.config.fp8) << s.reason;
         EXPECT_STRNE(s.config.name, "128x112x128_coop_c2x1_e4m3") << s.reason;
-        EXPECT_STRNE(s.config.name, "128x144x128_coop_c2x1_e4m3") << s.reason;
       }
     }
+  }
+}
+
+// The large-M rate table follows the device's HBM bandwidth (gemm_config.cpp kRelativeRateLowHbm): on the H100
+// the suite's M = 4096 / 8192 shapes leave 128x128 ping-pong (0.53-0.75 of cuBLAS there) for a 256-wide
+// cooperative tile; the H200 and a device that reports no bandwidth keep the default table; M <= 2048 shares one.
+TEST(GemmConfig, LargeMRatesFollowTheHbmBandwidth) {
+  const auto h200 = h200_limits();
+  const auto h100 = h100_limits();
+  auto unknown = h200_limits();
+  unknown.hbm_bytes_per_s = 0;
+  for (int64_t m : {4096, 8192}) {
+    for (int64_t n : {6144, 12288, 24576}) {
+      const flux::GemmSelection s200 = flux::select_gemm_config(m, n, 12288, h200, {}, 0, true);
+      const flux::GemmSelection s100 = flux::select_gemm_config(m, n, 12288, h100, {}, 0, true);
+      const flux::GemmSelection s0 = flux::select_gemm_config(m, n, 12288, unknown, {}, 0, true);
+      EXPECT_STREQ(s200.config.name, "128x128x64_pingpong_c1x2") << m << "x" << n << ": " << s200.reason;
+      EXPECT_STREQ(s0.config.name, s200.config.name) << m << "x" << n;
+      EXPECT_FALSE(s100.config.pingpong) << m << "x" << n << ": " << s100.reason;
+      EXPECT_NE(s100.reason.find("large-M rates for HBM below 4 TB/s"), std::string::npos) << s100.reason;
+      EXPECT_EQ(s200.reason.find("HBM below"), std::string::npos) << s200.reason;
+    }
+  }
+  for (int64_t m : {1, 64, 512, 2048}) {
+    for (int64_t n : {3584, 12288}) {
+      EXPECT_STREQ(flux::select_gemm_config(m, n, 4096, h100, {}, 0, true).config.name,
+                   flux::select_gemm_config(m, n, 4096, h200, {}, 0, true).config.name) << m << "x" << n;
+    }
+  }
+}
+
+// FP8 128x144x128 (kRelativeRate 2.10 above M = 2048, fitted on the s24a suite sweep) takes the large-M suite
+// shapes it quantizes better than 128x128x128, and not M <= 2048 (where it lost on every suite shape).
+TEST(GemmConfig, Fp8WideTileIsPickedAtLargeMOnly) {
+  const auto limits = h200_limits();
+  for (int64_t m : {4096, 8192}) {
+    for (int64_t n : {12288, 24576}) {
+      const flux::GemmSelection s = flux::select_gemm_config(m, n, 12288, limits, {}, 0, true, flux::DType::kE4M3);
+      EXPECT_STREQ(s.config.name, "128x144x128_coop_c2x1_e4m3") << m << "x" << n << ": " << s.reason;
+    }
+  }
+  for (int64_t n : {6144, 12288, 24576}) {
+    const flux::GemmSelection s = flux::select_gemm_config(1024, n, 12288, limits, {}, 0, true, flux::DType::kE4M3);
+    EXPECT_STRNE(s.config.name, "128x144x128_coop_c2x1_e4m3") << "1024x" << n << ": " << s.reason;
   }
 }
 

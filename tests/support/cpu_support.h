@@ -16,6 +16,16 @@ inline DeviceLimits h200_limits() {
   d.smem_per_block_optin = 227 * 1024;
   d.l2_bytes = 50 * 1024 * 1024;
   d.name = "NVIDIA H200 (modelled)";
+  d.hbm_bytes_per_s = 4'800'000'000'000;  // HBM3e, 4.8 TB/s
+  return d;
+}
+
+// The H100 SXM as query_device_limits reads it: the H200's SMs, shared memory and L2, 3.35 TB/s of HBM3
+// (2619 MHz x 2 x 5120 bits).
+inline DeviceLimits h100_limits() {
+  DeviceLimits d = h200_limits();
+  d.name = "NVIDIA H100 80GB HBM3 (modelled)";
+  d.hbm_bytes_per_s = int64_t(2'619'000) * 1000 * 2 * (5120 / 8);
   return d;
 }
 
