@@ -180,7 +180,8 @@ struct Sm90GemmT {
 
   // Under swap-AB the scheduler walks C's units transposed and the hooks index C's M-blocks and tiles.
   using Kernel = cutlass::gemm::kernel::GemmUniversal<cute::Shape<int, int, int, int>, WaitBeforeLoad<CollectiveMainloop, kSwap>,
-                                                      PublishAfterStore<CollectiveEpilogue, kSwap>,
+                                                      PublishAfterStore<CollectiveEpilogue, kSwap,
+                                                                        std::bool_constant<kShape.pingpong>>,
                                                       OrderedTileSchedulerTag<kStreamK, kSwap>>;
 
   static_assert(Kernel::SharedStorageSize <= 227 * 1024, "GEMM core config exceeds the sm_90 shared-memory budget");
