@@ -8,10 +8,7 @@
 # 3. GEMM+RS's probe jobs as its GPU tests run them (flux-run, W = 1 time-sliced and W = 2 / 4 under MPS: correctness,
 #    graph): its GEMMs publish per tile and now pick the new configs too.
 set -uo pipefail
-mkdir -p /tmp/bin
-for f in .devbin/*.gz; do gunzip -c "$f" > "/tmp/bin/$(basename "$f" .gz)"; chmod +x "/tmp/bin/$(basename "$f" .gz)"; done
-T0=$(date +%s)
-source scripts/device/common.sh /tmp/bin "$1"
+source scripts/device/prebuilt.sh "$1"
 tag="${TAG:-s23b}"
 cat "$out/gpu.txt" >> "$out/bench.log"; rm -f "$out/gpu.txt"
 step bench.log 160 flux-bench gemm --corpus test --corpus-every 3 --dtypes bf16,fp16 --iters 20 --warmup 3 \

@@ -7,10 +7,7 @@
 # 2. session23_b.sh's judge (the test half every 3rd row, the suite, GEMM+RS's probe jobs), with what is left of
 #    LIMIT (default 560 s).
 set -uo pipefail
-mkdir -p /tmp/bin
-for f in .devbin/*.gz; do gunzip -c "$f" > "/tmp/bin/$(basename "$f" .gz)"; chmod +x "/tmp/bin/$(basename "$f" .gz)"; done
-T0=$(date +%s)
-source scripts/device/common.sh /tmp/bin "$1"
+source scripts/device/prebuilt.sh "$1"
 tag="${TAG:-s24a}"
 cat "$out/gpu.txt" >> "$out/fp8.log"
 step fp8.log 60 flux_gpu_tests --gtest_filter='Fp8GemmGpu*'

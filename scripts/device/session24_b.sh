@@ -8,10 +8,7 @@
 # 2. flux_hooks / flux, main against the branch, in alternation (A B A B on the suite, then the test half's
 #    M >= 1024 rows every 6th, bf16): `flux-bench gemm --attribution` (flux_publish: the publish alone).
 set -uo pipefail
-mkdir -p /tmp/bin
-for f in .devbin/*.gz; do gunzip -c "$f" > "/tmp/bin/$(basename "$f" .gz)"; chmod +x "/tmp/bin/$(basename "$f" .gz)"; done
-T0=$(date +%s)
-source scripts/device/common.sh /tmp/bin "$1"
+source scripts/device/prebuilt.sh "$1"
 tag="${TAG:-s24b}"
 cat "$out/gpu.txt" >> "$out/tests.log"
 step tests.log 150 flux_gpu_tests --gtest_filter='GemmCoreGpu*:StreamKGpu*:Fp8GemmGpu*:SplitKGpu*'

@@ -8,10 +8,7 @@
 # 2. FP8 128x144x128 admitted (kRelativeRate 2.10 above M = 2048, 2.00 below; fitted on s24a's suite sweep): the FP8
 #    test half (every 3rd row, e4m3, never swept), old then new.
 set -uo pipefail
-mkdir -p /tmp/bin
-for f in .devbin/*.gz; do gunzip -c "$f" > "/tmp/bin/$(basename "$f" .gz)"; chmod +x "/tmp/bin/$(basename "$f" .gz)"; done
-T0=$(date +%s)
-source scripts/device/common.sh /tmp/bin "$1"
+source scripts/device/prebuilt.sh "$1"
 tag="${TAG:-s24c}"
 cat "$out/gpu.txt" >> "$out/judge.log"
 step judge.log 30 flux_gpu_tests --gtest_filter='Fp8GemmGpu*'

@@ -134,7 +134,10 @@ constexpr double kRelativeRate[gemm::kNumConfigs] = {1.00, 1.06, 1.06, 1.00, 1.0
 // 8192 where the H200 ran it at 0.96-0.99. Fitted on the H100's tuning-half
 // sweeps at M = 4096 (`fit_heuristic.py --grid rates-large`, 11 shapes, s22a + s23a: geo best / picked 0.847 ->
 // 0.970, picks vs cuBLAS median 0.823 -> 0.984; 3-fold cross-validation: each held-out fold 0.84-0.85 -> 0.93-0.97)
-// and judged on the H100's test half (s24b; bench/results/README.md). Between the two GPUs the split is a guess.
+// Judged on what it was not fitted on (H100): the test half's M > 2048 rows (every 3rd, 164, s24c, old and new
+// binaries in one run): 148 picks changed (146 to 256x128), geometric mean 1.135x faster (min 0.868, 10 rows below
+// 0.97), median vs cuBLAS 0.866 -> 0.958; 13 tuning-half shapes swept after the fit (s24d, M = 4096..16384): geo best
+// / picked 0.826 -> 0.941. Between the two GPUs the split is a guess.
 constexpr double kLowHbmBytesPerS = 4.0e12;
 constexpr double kRelativeRateLowHbm[gemm::kNumConfigs] = {1.00, 1.00, 1.30, 1.00, 1.00, 1.00, 1.00,
                                                            2.00, 2.00, 1.20, 1.00, 1.15, 1.00, 1.00,
@@ -249,7 +252,7 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Compiled, forceable (GemmOptions::config, FLUX_GEMM_CONFIG), swept (`flux-bench gemm --sweep`) and tuned
 // (`flux-bench tune`), but not a candidate of the heuristic: the FP8 128x112x128 cooperative config. Measured
-// (s24a, H100, FP8 sweep of the suite, bench/results/gemm_sweep_suite_e4m3_h100_20261207_s24a.jsonl): the best
+// (s24a, H100, FP8 sweep of the suite, bench/results/gemm_sweep_suite_e4m3_h100_20261207_s24a.jsonl.gz): the best
 // variant on none of the 15 shapes swept, 0.68-0.91 of cuBLASLt FP8 where 128x128x128 ran 0.80-0.98 and 128x144x128
 // 0.79-1.00 (why it trails 128x144 is not measured).
 bool held_back(const GemmConfigInfo& c) {

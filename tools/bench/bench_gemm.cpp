@@ -105,9 +105,10 @@ int run_gemm_bench(const std::vector<std::string>& argv, const std::string& comm
   cudaStream_t stream = nullptr;
   FLUX_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
 
-  std::printf("flux-bench gemm on %s (%d SMs, L2 %.0f MB), layout %s, bias %s, %d warm-up + %d timed rounds\n",
-              limits.name.c_str(), limits.sm_count, limits.l2_bytes / 1e6, to_string(layout), with_bias ? "yes" : "no",
-              warmup, iters);
+  std::printf("flux-bench gemm on %s (%d SMs, L2 %.0f MB, HBM %.2f TB/s peak), layout %s, bias %s, %d warm-up + %d "
+              "timed rounds\n",
+              limits.name.c_str(), limits.sm_count, limits.l2_bytes / 1e6, limits.hbm_bytes_per_s / 1e12,
+              to_string(layout), with_bias ? "yes" : "no", warmup, iters);
   std::printf("%-22s %-5s %-26s %9s %8s %9s %8s %9s %8s %7s %7s\n", "shape (MxNxK)", "dtype", "flux config", "flux ms",
               "TFLOP/s", "hooks ms", "TFLOP/s", "cublas ms", "TFLOP/s", "flux/cb", "hook/cb");
 
