@@ -128,16 +128,16 @@ constexpr double kRelativeRate[gemm::kNumConfigs] = {1.00, 1.06, 1.06, 1.00, 1.0
 // The large-M table of devices with less than kLowHbmBytesPerS of peak HBM bandwidth (DeviceLimits::hbm_bytes_per_s;
 // the H100 SXM reports 3.35 TB/s, the H200 4.8): the entries above for the H200 (and for a device that reports no
 // bandwidth), with 128x128 ping-pong 1.00 (1.06 above), 256x128 cooperative 1.30 (1.06), 128x192 cooperative 1.15 and
-// 128x176 cooperative 1.06 (1.00). Why (s22q, H100; a reading, not measured with ncu): 128x128 ping-pong
-// loads 1.33x the bytes per FLOP of 256x128 / 128x256, and at long K its L2 footprint spills to HBM; on the H100
-// (HBM 0.7x the H200's, its power cap active under load) it ran 0.53-0.75 of cuBLAS on the suite at M = 4096 /
-// 8192 where the H200 ran it at 0.96-0.99. Fitted on the H100's tuning-half
-// sweeps at M = 4096 (`fit_heuristic.py --grid rates-large`, 11 shapes, s22a + s23a: geo best / picked 0.847 ->
-// 0.970, picks vs cuBLAS median 0.823 -> 0.984; 3-fold cross-validation: each held-out fold 0.84-0.85 -> 0.93-0.97)
-// Judged on what it was not fitted on (H100): the test half's M > 2048 rows (every 3rd, 164, s24c, old and new
-// binaries in one run): 148 picks changed (146 to 256x128), geometric mean 1.135x faster (min 0.868, 10 rows below
-// 0.97), median vs cuBLAS 0.866 -> 0.958; 13 tuning-half shapes swept after the fit (s24d, M = 4096..16384): geo best
-// / picked 0.826 -> 0.941. Between the two GPUs the split is a guess.
+// 128x176 cooperative 1.06 (1.00). Why (s22q, H100; a reading, not measured with ncu): 128x128 ping-pong loads 1.33x
+// the bytes per FLOP of 256x128 / 128x256, and at long K its L2 footprint spills to HBM; on the H100 (HBM 0.7x the
+// H200's, its power cap active under load) it ran 0.53-0.75 of cuBLAS on the suite at M = 4096 / 8192 where the H200
+// ran it at 0.96-0.99. Fitted on the H100's tuning-half sweeps at M = 4096 (`fit_heuristic.py --grid rates-large`, 11
+// shapes, s22a + s23a: geo best / picked 0.847 -> 0.970, picks vs cuBLAS median 0.823 -> 0.984; 3-fold
+// cross-validation: each held-out fold 0.84-0.85 -> 0.93-0.97). Judged on what it was not fitted on (H100): the test
+// half's M > 2048 rows (every 3rd, 164, s24c, old and new binaries in one run): 148 picks changed (146 to 256x128),
+// geometric mean 1.135x faster (min 0.868, 10 rows below 0.97), median vs cuBLAS 0.866 -> 0.958; 13 tuning-half shapes
+// swept after the fit (s24d, M = 4096..16384): geo best / picked 0.826 -> 0.941. Between the two GPUs the split is a
+// guess.
 constexpr double kLowHbmBytesPerS = 4.0e12;
 constexpr double kRelativeRateLowHbm[gemm::kNumConfigs] = {1.00, 1.00, 1.30, 1.00, 1.00, 1.00, 1.00,
                                                            2.00, 2.00, 1.20, 1.00, 1.15, 1.00, 1.00,
@@ -306,7 +306,8 @@ constexpr double kGemvLatencyUs = 2.0;
 constexpr double kGemvFillUs = 1.0;
 constexpr int64_t kGemvMaxM = 1;
 
-// large_rate: the large-M rate table of the device (kRelativeRate or kRelativeRateLowHbm, large_rates() below).
+// large_rate: the device's large-M rate table (kRelativeRate, or kRelativeRateLowHbm: select_gemm_config picks it
+// by DeviceLimits::hbm_bytes_per_s).
 Prediction predict(const GemmConfigInfo& c, int64_t m, int64_t n, int64_t k, int32_t splits, int64_t concurrent,
                    const double* large_rate, bool stream_k = false) {
   Prediction p;

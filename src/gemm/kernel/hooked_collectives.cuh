@@ -14,9 +14,10 @@
 //     per tile (scripts/device/release_probe.cu, s23a): off the math warps' path it overlaps the next
 //     tile's mainloop. Measured side by side (s24b, H100, `flux-bench gemm --attribution`, the test half's
 //     M >= 1024 rows every 6th, 69 rows): flux_publish / flux mean 1.023 -> 1.008, max 1.42 -> 1.08
-//     (cooperative picks' median 1.017 -> 1.008). Memory model: the issuing thread's bulk writes are complete and visible to the
-//     generic proxy before it reaches the barrier; bar.sync orders them before the releasing warp's
-//     later accesses, and the release is cumulative over what that warp has observed.
+//     (cooperative picks' median 1.017 -> 1.008). Memory model: the issuing thread's bulk writes are
+//     complete and visible to the generic proxy before it reaches the barrier; bar.sync orders them
+//     before the releasing warp's later accesses, and the release is cumulative over what that warp has
+//     observed.
 // kSwap (the swap-AB kernels, which compute C^T): the kernel's tile (m, n) is C's tile (n, m), so the wait reads
 // the kernel's tile column as C's M-block and the publish transposes the tile index: the flags mean what they
 // mean for every other kernel.
