@@ -2,6 +2,7 @@
 // rounding is exercised), bf16 / fp16 C, per-tensor and per-row / per-column scales (never 1), against
 // the fp64 reference built from the dequantized inputs, outputs poisoned first; every FP8 config at
 // M in {1, 7, 127, 1000, 3000} with random N, K (N not a multiple of any tile), with and without bias;
+// every promotion interval kind against K of a few k-tiles (the staggered promotion of fp8_mainloop.cuh);
 // bitwise repeatability; the three extension points; scales read at every CUDA-graph replay; bad inputs.
 // Skips with a message where no sm_90 GPU is present.
 #include <cuda_runtime_api.h>
@@ -81,6 +82,35 @@ TEST(Fp8GemmGpu, EveryConfigAgainstTheDequantizedReference) {
         p.poison_output(stream);
         plan.run(p.args(), stream);
         flux::testing::expect_close(p.compare(stream), out, fp8_case(desc, m, bias, "auto") + ": " + sel.reason);
+      }
+    }
+  }
+}
+
+// The promotion (partial sums added into the fp32 accumulators every `fp8_promotion` MMAs, the odd math warp group
+// of a cooperative CTA half an interval behind the even one: src/gemm/kernel/fp8_mainloop.cuh) at every interval
+// kind: one k-tile (no stagger), two, three (odd: the offset rounds down), the default, the largest; K of 1, 2, 3,
+// 13 k-tiles and a ragged one (the last interval partial in either warp group).
+TEST(Fp8GemmGpu, EveryPromotionInterval) {
+  FLUX_REQUIRE_GPU();
+  Stream stream;
+  std::mt19937_64 rng(1717);
+  int cases = 0;
+  for (int64_t k : {128, 256, 384, 1664, 1040}) {
+    const DType out = (cases % 2) == 0 ? DType::kFP16 : DType::kBF16;
+    const flux::GemmDesc desc = fp8_desc(random_ragged_n(rng, 300, 1500), k, out, ScaleKind::kPerRowCol);
+    const bool bias = (cases++ % 3) == 0;
+    GemmProblem p(desc, 1000, bias, rng(), stream);
+    for (const flux::GemmConfigInfo* c : fp8_configs()) {
+      for (int32_t interval : {4, 8, 12, 16, 64}) {
+        flux::GemmOptions options;
+        options.config = c->name;
+        options.fp8_promotion = interval;
+        flux::GemmPlan plan(desc, options);
+        p.poison_output(stream);
+        plan.run(p.args(), stream);
+        flux::testing::expect_close(p.compare(stream), out,
+                                    fp8_case(desc, 1000, bias, c->name) + " promotion " + std::to_string(interval));
       }
     }
   }
