@@ -2,7 +2,7 @@
 // rounding is exercised), bf16 / fp16 C, per-tensor and per-row / per-column scales (never 1), against
 // the fp64 reference built from the dequantized inputs, outputs poisoned first; every FP8 config at
 // M in {1, 7, 127, 1000, 3000} with random N, K (N not a multiple of any tile), with and without bias;
-// every promotion interval kind against K of a few k-tiles (the staggered promotion of fp8_mainloop.cuh);
+// every promotion interval kind against K of a few k-tiles;
 // bitwise repeatability; the three extension points; scales read at every CUDA-graph replay; bad inputs.
 // Skips with a message where no sm_90 GPU is present.
 #include <cuda_runtime_api.h>
@@ -87,10 +87,10 @@ TEST(Fp8GemmGpu, EveryConfigAgainstTheDequantizedReference) {
   }
 }
 
-// The promotion (partial sums added into the fp32 accumulators every `fp8_promotion` MMAs, the odd math warp group
-// of a cooperative CTA half an interval behind the even one: src/gemm/kernel/fp8_mainloop.cuh) at every interval
-// kind: one k-tile (no stagger), two, three (odd: the offset rounds down), the default, the largest; K of 1, 2, 3,
-// 13 k-tiles and a ragged one (the last interval partial in either warp group).
+// The promotion (partial sums added into the fp32 accumulators every `fp8_promotion` MMAs) at every interval kind:
+// one k-tile, two, three, the default, the largest; K of 1, 2, 3, 13 k-tiles and a ragged one (the last interval
+// partial). (Written for the staggered promotion of branch wip/fp8-stagger, where the odd math warp group of a
+// cooperative CTA runs half an interval behind the even one; it holds for CUTLASS's loop as well.)
 TEST(Fp8GemmGpu, EveryPromotionInterval) {
   FLUX_REQUIRE_GPU();
   Stream stream;

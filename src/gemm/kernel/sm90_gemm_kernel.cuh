@@ -1,8 +1,7 @@
 // src/gemm/kernel/sm90_gemm_kernel.cuh — the GEMM core: one composition, read top-down.
 //
 //   config   : ConfigShape (src/gemm/gemm_config.h) -> tile, cluster, cooperative or ping-pong
-//   pieces   : CUTLASS sm90 TMA warp-specialized mainloop (FP8: its consumer loop staggered,
-//              fp8_mainloop.cuh) + TMA epilogue (bias per column, no C
+//   pieces   : CUTLASS sm90 TMA warp-specialized mainloop + TMA epilogue (bias per column, no C
 //              source), wrapped by WaitBeforeLoad / PublishAfterStore (hooked_collectives.cuh),
 //              scheduled by OrderedTileScheduler (ordered_tile_scheduler.cuh)
 //   kernel   : cutlass::gemm::kernel::GemmUniversal over those pieces
@@ -47,7 +46,6 @@
 #include "src/common/check.h"
 #include "src/common/device_guard.h"
 #include "src/gemm/gemm_launch.h"
-#include "src/gemm/kernel/fp8_mainloop.cuh"
 #include "src/gemm/kernel/hooked_collectives.cuh"
 #include "src/gemm/kernel/ordered_tile_scheduler.cuh"
 
@@ -173,15 +171,12 @@ struct Sm90GemmT {
       EpilogueTile, ElementAccumulator, ElementAccumulator, void, LayoutC,
       kAlignmentD, ElementD, LayoutC, kAlignmentD, EpilogueSchedule, FusionOp>::CollectiveOp;
 
-  using BuiltMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
+  using CollectiveMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Element, LayoutA, kAlignment, Element, LayoutB,
       kAlignment, ElementAccumulator, TileShape, ClusterShape,
       cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(
           sizeof(typename CollectiveEpilogue::SharedStorage))>,
       MainloopSchedule>::CollectiveOp;
-  // FP8: CUTLASS's FP8 mainloop with the math warp groups' promotions staggered (fp8_mainloop.cuh).
-  using CollectiveMainloop = std::conditional_t<std::is_same_v<Element, cutlass::float_e4m3_t>,
-                                                StaggeredFp8Mainloop<BuiltMainloop>, BuiltMainloop>;
 
   // Under swap-AB the scheduler walks C's units transposed and the hooks index C's M-blocks and tiles.
   using Kernel = cutlass::gemm::kernel::GemmUniversal<cute::Shape<int, int, int, int>, WaitBeforeLoad<CollectiveMainloop, kSwap>,
