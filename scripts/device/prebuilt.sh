@@ -1,7 +1,7 @@
 # scripts/device/prebuilt.sh — sourced by the device scripts that run binaries built on the Debian machine (OUT in $1):
-# unpacks the carried .devbin (stripped binaries, each gzipped (*.gz), or all in one xz tarball (*.tar.xz): xz keeps
-# the kernels every binary embeds once, ~2 MB a binary against gzip's ~9.7) into /tmp/bin, sets T0 (the start) and
-# sources common.sh (step, status, gpu_tag, the GPU's state; /tmp/bin first on PATH).
+# unpacks the carried .devbin (stripped binaries, each gzipped (*.gz), or all in one xz tarball (*.tar.xz, made by
+# pack_prebuilt.sh)) into /tmp/bin, sets T0 (the start) and sources common.sh (step, status, gpu_tag, the GPU's
+# state; /tmp/bin first on PATH).
 set -uo pipefail
 mkdir -p /tmp/bin
 for f in .devbin/*.gz; do
