@@ -17,7 +17,7 @@ source scripts/device/prebuilt.sh "$1"
 tag="${TAG:-s25c}"
 left() { echo $(( ${LIMIT:-560} - ($(date +%s) - T0) )); }
 cat "$out/gpu.txt" >> "$out/tests.log"
-step tests.log 280 flux_gpu_tests --gtest_color=no
+step tests.log 240 flux_gpu_tests --gtest_color=no
 grep -E "^\[  (PASSED|FAILED) |FAILED  \]|tests? from .* ran" "$out/tests.log" | tail -14
 for v in old main old2; do
   b=flux-bench-main; [ $v != main ] && b=flux-bench-old
