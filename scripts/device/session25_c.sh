@@ -20,6 +20,7 @@ cat "$out/gpu.txt" >> "$out/tests.log"
 # Under LIMIT 500 (the session's device time short): the tests the changes touch and the never-run fused-op jobs only.
 filter='*'
 [ "${LIMIT:-560}" -lt 500 ] && filter='Fp8GemmGpu*:SkinnyGpu*:SplitKGpu*:*Fp8OpsGpu*:*AgGemmGpu*:*GemmArGpu*:*GemmRsGpu*fault*:*GemmRsGpu*chaos*'
+[ "${LIMIT:-560}" -lt 250 ] && filter='Fp8GemmGpu*:SkinnyGpu*:SplitKGpu*:*Fp8OpsGpu*correctness:*AgGemmGpu*correctness*:*GemmArGpu*correctness*'
 step tests.log 240 flux_gpu_tests --gtest_color=no --gtest_filter="$filter"
 grep -E "^\[  (PASSED|FAILED) |FAILED  \]|tests? from .* ran" "$out/tests.log" | tail -14
 for v in old main old2; do
