@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# scripts/device/session25_c.sh OUT — session 25's combined call (the device refused the first two; one call does
-# session25_a.sh's and session25_b.sh's work), from binaries built on the Debian machine (carry .devbin: bin.tar.xz
+# scripts/device/session25_c.sh OUT — session 25's one call for both branches (never ran: the device refused every
+# start), from binaries built on the Debian machine (carry .devbin: bin.tar.xz
 # made by pack_prebuilt.sh: flux_gpu_tests, the probes, flux-run and flux-bench of wip/fp8-skinny (the FP8 skinny
 # config on main), flux-bench-main of main at fd2c6aa (the staggered FP8 promotion), flux-bench-old of main at
 # a6ee4cc (before it); no device build).
