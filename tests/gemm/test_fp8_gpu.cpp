@@ -17,6 +17,7 @@
 #include "flux/error.h"
 #include "flux/gemm.h"
 #include "tests/support/gpu_support.h"
+#include "tests/support/graph_replay.h"
 
 namespace {
 
@@ -54,6 +55,30 @@ std::vector<const flux::GemmConfigInfo*> fp8_configs() {
     if (c.fp8) out.push_back(&c);
   }
   return out;
+}
+
+// The scales are device values read at every launch: one call of `plan` captured in a CUDA graph (after an eager
+// call: any per-stream setup, such as the split-K workspace), then replayed twice, each time after new scales (and the
+// reference from them) are written and the output poisoned.
+void expect_replays_read_new_scales(const flux::GemmPlan& plan, GemmProblem& p, std::mt19937_64& rng,
+                                    cudaStream_t stream, const std::string& label) {
+  const bool vectors = p.desc.scale == ScaleKind::kPerRowCol;
+  plan.run(p.args(), stream);
+  const int checked = flux::testing::capture_and_replay(
+      stream, stream, 2, {0, 1}, 0,
+      [&](int step, cudaStream_t s) {
+        if (step < 0) return;
+        flux::tools::fill_scales(p.scale_a.as<float>(), vectors ? p.m : 1, rng(), 0.25f, 4.0f, s);
+        flux::tools::fill_scales(p.scale_b.as<float>(), vectors ? p.desc.n : 1, rng(), 0.002f, 0.05f, s);
+        p.compute_reference(s);
+        p.poison_output(s);
+      },
+      [&](cudaStream_t s) { plan.run(p.args(), s); },
+      [&](int step) {
+        flux::testing::expect_close(p.compare(stream), p.desc.out_dtype,
+                                    label + " graph replay " + std::to_string(step));
+      });
+  EXPECT_EQ(checked, 2) << label;
 }
 
 TEST(Fp8GemmGpu, EveryConfigAgainstTheDequantizedReference) {
@@ -184,26 +209,7 @@ TEST(Fp8GemmGpu, GraphReplayReadsTheCurrentScales) {
   for (ScaleKind scale : {ScaleKind::kPerTensor, ScaleKind::kPerRowCol}) {
     const flux::GemmDesc desc = fp8_desc(1544, 1024, DType::kFP16, scale);
     GemmProblem p(desc, 333, true, rng(), stream);
-    flux::GemmPlan plan(desc);
-    plan.run(p.args(), stream);  // eager first (any per-stream setup)
-    cudaGraph_t graph = nullptr;
-    cudaGraphExec_t exec = nullptr;
-    FLUX_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-    plan.run(p.args(), stream);
-    FLUX_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-    FLUX_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-    for (int rep = 0; rep < 2; ++rep) {
-      const int64_t na = scale == ScaleKind::kPerRowCol ? p.m : 1, nb = scale == ScaleKind::kPerRowCol ? desc.n : 1;
-      flux::tools::fill_scales(p.scale_a.as<float>(), na, rng(), 0.25f, 4.0f, stream);
-      flux::tools::fill_scales(p.scale_b.as<float>(), nb, rng(), 0.002f, 0.05f, stream);
-      p.compute_reference(stream);
-      p.poison_output(stream);
-      FLUX_CUDA_CHECK(cudaGraphLaunch(exec, stream));
-      flux::testing::expect_close(p.compare(stream), desc.out_dtype,
-                                  std::string("graph replay ") + std::to_string(rep) + " " + flux::to_string(scale));
-    }
-    FLUX_CUDA_CHECK(cudaGraphExecDestroy(exec));
-    FLUX_CUDA_CHECK(cudaGraphDestroy(graph));
+    expect_replays_read_new_scales(flux::GemmPlan(desc), p, rng, stream, flux::to_string(scale));
   }
 }
 
@@ -245,23 +251,7 @@ TEST(Fp8GemmGpu, SkinnySplitK) {
   options.config = skinny;
   options.split_k = 4;
   flux::GemmPlan plan(desc, options);
-  plan.run(p.args(), stream);  // eager first: the plan's split-K workspace for this stream
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  FLUX_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-  plan.run(p.args(), stream);
-  FLUX_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-  FLUX_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-  for (int rep = 0; rep < 2; ++rep) {
-    flux::tools::fill_scales(p.scale_a.as<float>(), p.m, rng(), 0.25f, 4.0f, stream);
-    flux::tools::fill_scales(p.scale_b.as<float>(), desc.n, rng(), 0.002f, 0.05f, stream);
-    p.compute_reference(stream);
-    p.poison_output(stream);
-    FLUX_CUDA_CHECK(cudaGraphLaunch(exec, stream));
-    flux::testing::expect_close(p.compare(stream), desc.out_dtype, "split-K graph replay " + std::to_string(rep));
-  }
-  FLUX_CUDA_CHECK(cudaGraphExecDestroy(exec));
-  FLUX_CUDA_CHECK(cudaGraphDestroy(graph));
+  expect_replays_read_new_scales(plan, p, rng, stream, "split-K 4");
   // K = 4112 = 2 x 2056: slices of 2056 e4m3 elements, a multiple of 8 but not of 16 (16 bytes).
   flux::GemmOptions odd;
   odd.config = skinny;
