@@ -413,8 +413,13 @@ GemmSelection GemmPlan::select(int64_t m) const {
 
 GemmSelection GemmPlan::Impl::select_uncached(int64_t m) const {
   const Impl& p = *this;
-  GemmSelection sel = select_gemm_config(m, p.desc.n, p.desc.k, p.limits, p.max_active_clusters, p.split_k,
-                                         p.options.allow_swap_ab, p.desc.dtype, p.stream_k);
+  // A forced skinny config takes the skinny tile order below, not the heuristic pick's, so the heuristic is asked
+  // for an unsplit pick: a forced split would find no config that can split where the skinny configs are no candidate
+  // (M above their tile's rows), as FP8 above M = 16 (its skinny config is its only split one).
+  const bool forced_skinny = p.forced_config >= 0 && gemm_configs()[p.forced_config].skinny;
+  GemmSelection sel = select_gemm_config(m, p.desc.n, p.desc.k, p.limits, p.max_active_clusters,
+                                         forced_skinny ? std::min(p.split_k, 1) : p.split_k, p.options.allow_swap_ab,
+                                         p.desc.dtype, p.stream_k);
   if (p.forced_config < 0 && p.split_k == 0 && p.tune.size() > 0) {
     gemm::TuneKey key{p.desc.dtype, p.desc.layout, p.desc.n, p.desc.k,
                       p.options.max_sms > 0 ? p.options.max_sms : p.limits.sm_count, gemm::TuneCache::m_bucket(m)};
@@ -438,6 +443,10 @@ GemmSelection GemmPlan::Impl::select_uncached(int64_t m) const {
     sel.predicted_us = 0.0;
     sel.tiles_m = (m + sel.config.tile_m - 1) / sel.config.tile_m;
     sel.tiles_n = (p.desc.n + sel.config.tile_n - 1) / sel.config.tile_n;
+    if (forced.skinny) {  // the heuristic's order for its skinny picks (gemm_config.cpp): row-major, no swizzle
+      sel.raster = Raster::kRowMajor;
+      sel.swizzle = 1;
+    }
     sel.reason = detail::cat("forced config ", sel.config.name, " (FLUX_GEMM_CONFIG / GemmOptions::config), split-K ",
                              sel.splits, sk ? ", stream-K (FLUX_GEMM_STREAM_K=on)" : "", "; ", sel.reason);
   }
