@@ -9,7 +9,9 @@
 # The skinny (decode) configs (ConfigShape::skinny) are a kernel family of their own
 # (src/gemm/kernel/skinny_gemm_instance.cu.in, FLUX_GEMM_SKINNY_KERNEL lines), compiled for the K-major weight
 # (kNK) only, final and split-K partial outputs.
-# The FP8 configs (FLUX_GEMM_FP8_CONFIGS) likewise: sm90_fp8_gemm_<out>_nk_<config>.cu per output type.
+# The FP8 configs (FLUX_GEMM_FP8_CONFIGS) likewise: sm90_fp8_gemm_<out>_nk_<config>.cu per output type; the FP8
+# skinny configs (FLUX_GEMM_FP8_SKINNY_CONFIGS) skinny_gemm_e4m3_<out>_nk_<config>.cu per output type and one fp32
+# partial kernel, skinny_gemm_e4m3_nk_<config>_partial.cu (FLUX_GEMM_FP8_SKINNY_KERNEL / _PARTIAL lines).
 
 set(FLUX_GEMM_DTYPES kBF16 kFP16)
 set(FLUX_GEMM_LAYOUTS kNK kKN)
@@ -25,6 +27,7 @@ set(FLUX_GEMM_SKINNY_LAYOUTS kNK)
 set(FLUX_GEMM_FP8_OUTPUTS kBF16 kFP16)
 set(FLUX_GEMM_FP8_CONFIGS k128x128x128CoopC2x1E4m3 k128x128x128CoopC1x2E4m3 k64x128x128PingpongC1x2E4m3
     k128x112x128CoopC2x1E4m3 k128x144x128CoopC2x1E4m3)
+set(FLUX_GEMM_FP8_SKINNY_CONFIGS k16x64x256SkinnyE4m3)
 
 # The file stem of one instantiation: "bf16_nk_128x128x64pingpongc1x2" (+ "_partial" for kPartial).
 function(flux_gemm_instance_stem out_var dtype layout config output)
@@ -67,6 +70,8 @@ function(flux_generate_gemm_instances out_var)
       foreach(FLUX_CONFIG IN LISTS FLUX_GEMM_SKINNY_CONFIGS)
         foreach(FLUX_OUTPUT kFinal kPartial)
           flux_gemm_instance_stem(stem "${FLUX_DTYPE}" "${FLUX_LAYOUT}" "${FLUX_CONFIG}" "${FLUX_OUTPUT}")
+          set(FLUX_IN "${FLUX_DTYPE}")
+          set(FLUX_OUT "${FLUX_DTYPE}")
           set(file "${CMAKE_BINARY_DIR}/generated/skinny_gemm_${stem}.cu")
           configure_file("${PROJECT_SOURCE_DIR}/src/gemm/kernel/skinny_gemm_instance.cu.in" "${file}" @ONLY)
           list(APPEND sources "${file}")
@@ -83,6 +88,24 @@ function(flux_generate_gemm_instances out_var)
       configure_file("${PROJECT_SOURCE_DIR}/src/gemm/kernel/sm90_fp8_gemm_instance.cu.in" "${file}" @ONLY)
       list(APPEND sources "${file}")
       string(APPEND manifest "FLUX_GEMM_FP8_KERNEL(${FLUX_OUT}, ${FLUX_LAYOUT}, ${FLUX_CONFIG})\n")
+    endforeach()
+  endforeach()
+  foreach(FLUX_CONFIG IN LISTS FLUX_GEMM_FP8_SKINNY_CONFIGS)
+    set(FLUX_LAYOUT kNK)
+    set(FLUX_IN kE4M3)
+    foreach(FLUX_OUT IN LISTS FLUX_GEMM_FP8_OUTPUTS ITEMS kFP32)
+      if(FLUX_OUT STREQUAL "kFP32")
+        set(FLUX_OUTPUT kPartial)
+        flux_gemm_instance_stem(stem "kE4M3" "${FLUX_LAYOUT}" "${FLUX_CONFIG}" "kPartial")
+        string(APPEND manifest "FLUX_GEMM_FP8_SKINNY_PARTIAL(${FLUX_LAYOUT}, ${FLUX_CONFIG})\n")
+      else()
+        set(FLUX_OUTPUT kFinal)
+        flux_gemm_instance_stem(stem "kE4M3_${FLUX_OUT}" "${FLUX_LAYOUT}" "${FLUX_CONFIG}" "kFinal")
+        string(APPEND manifest "FLUX_GEMM_FP8_SKINNY_KERNEL(${FLUX_OUT}, ${FLUX_LAYOUT}, ${FLUX_CONFIG})\n")
+      endif()
+      set(file "${CMAKE_BINARY_DIR}/generated/skinny_gemm_${stem}.cu")
+      configure_file("${PROJECT_SOURCE_DIR}/src/gemm/kernel/skinny_gemm_instance.cu.in" "${file}" @ONLY)
+      list(APPEND sources "${file}")
     endforeach()
   endforeach()
   # Written only when it changes, so an unchanged list does not rebuild the dispatch table.

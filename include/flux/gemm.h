@@ -279,12 +279,13 @@ StreamKNeeds stream_k_needs(const GemmSelection& sel, int64_t m, int64_t n, int6
 // waves of work items (so the workspace is bounded by split_k_workspace_bound()).
 constexpr int32_t kMaxSplitK = 16;
 constexpr int64_t kMinSplitKDepth = 256;
-// Whether K can be cut into S slices for a TMA-loaded split-K (S divides K, K / S a multiple of 8).
-bool split_k_divides(int64_t k, int32_t splits);
+// Whether K can be cut into S slices for a split-K of `dtype` inputs (S divides K, each slice a multiple of 16
+// bytes of K: 8 elements of bf16 / fp16, 16 of e4m3; what TMA and the skinny kernels' 16-byte copies need).
+bool split_k_divides(int64_t k, int32_t splits, DType dtype = DType::kBF16);
 // Whether S is a split the heuristic (and flux-bench's sweep and tune) consider for this K: it divides K
 // and each slice is at least kMinSplitKDepth deep.
-inline bool split_k_candidate(int64_t k, int32_t splits) {
-  return splits >= 2 && splits <= kMaxSplitK && split_k_divides(k, splits) && k / splits >= kMinSplitKDepth;
+inline bool split_k_candidate(int64_t k, int32_t splits, DType dtype = DType::kBF16) {
+  return splits >= 2 && splits <= kMaxSplitK && split_k_divides(k, splits, dtype) && k / splits >= kMinSplitKDepth;
 }
 // Whether S slices keep config c's split-K work items (its units for M x N, times S) within two waves of the
 // most clusters `concurrent` (the workspace bound above): the heuristic asks it with the clusters it measured

@@ -197,9 +197,9 @@ void validate_gemm_selection(const GemmDesc& desc, int64_t m, const GemmSelectio
                  sel.tiles_n, " tile grid (expected ", tiles_m, " x ", tiles_n, " for ", c.name, " at M = ", m,
                  ", N = ", desc.n, ": select(M) of the M this call runs)");
   FLUX_CHECK_ARG(sel.splits == 1 || (c.split_k && sel.splits >= 2 && sel.splits <= kMaxSplitK &&
-                                     split_k_divides(desc.k, sel.splits)),
+                                     split_k_divides(desc.k, sel.splits, desc.dtype)),
                  "flux gemm: selection splits K = ", desc.k, " into ", sel.splits, " (expected 1, or for a split-K config 2..",
-                 kMaxSplitK, " dividing K into multiples of 8; ", c.name, c.split_k ? " can" : " cannot", " split)");
+                 kMaxSplitK, " dividing K into multiples of 16 bytes; ", c.name, c.split_k ? " can" : " cannot", " split)");
   FLUX_CHECK_ARG(!sel.stream_k || (c.stream_k && sel.splits == 1), "flux gemm: selection asks for stream-K with ",
                  c.name, " split ", sel.splits, " (expected stream-K only on a config compiled with it, unsplit)");
   FLUX_CHECK_ARG((sel.raster == Raster::kRowMajor || sel.raster == Raster::kColMajor) && is_valid_swizzle(sel.swizzle),
@@ -289,9 +289,9 @@ GemmPlan::GemmPlan(const GemmDesc& desc, const GemmOptions& options) : impl_(std
     int64_t sk = options.split_k != 0 ? options.split_k : knobs::get_int("FLUX_GEMM_SPLIT_K");
     FLUX_CHECK_ARG(sk >= 0 && sk <= kMaxSplitK, "flux gemm: split-K ", sk,
                    " (GemmOptions::split_k / FLUX_GEMM_SPLIT_K; expected 0 = auto, 1 = off, or 2..", kMaxSplitK, ")");
-    FLUX_CHECK_ARG(sk <= 1 || split_k_divides(desc.k, static_cast<int32_t>(sk)), "flux gemm: split-K ", sk,
-                   " does not divide K = ", desc.k, " into slices of a multiple of 8 (expected S with K % S == 0 and ",
-                   "(K / S) % 8 == 0)");
+    FLUX_CHECK_ARG(sk <= 1 || split_k_divides(desc.k, static_cast<int32_t>(sk), desc.dtype), "flux gemm: split-K ", sk,
+                   " does not divide K = ", desc.k, " into slices of a multiple of 16 bytes (expected S with K % S == 0 ",
+                   "and (K / S) a multiple of ", desc.dtype == DType::kE4M3 ? 16 : 8, ")");
     p.split_k = static_cast<int32_t>(sk);
     if (p.forced_config >= 0 && sk > 1) {
       FLUX_CHECK_ARG(gemm_configs()[p.forced_config].split_k, "flux gemm: config ", gemm_configs()[p.forced_config].name,
@@ -413,8 +413,13 @@ GemmSelection GemmPlan::select(int64_t m) const {
 
 GemmSelection GemmPlan::Impl::select_uncached(int64_t m) const {
   const Impl& p = *this;
-  GemmSelection sel = select_gemm_config(m, p.desc.n, p.desc.k, p.limits, p.max_active_clusters, p.split_k,
-                                         p.options.allow_swap_ab, p.desc.dtype, p.stream_k);
+  // A forced skinny config takes the skinny tile order below, not the heuristic pick's, so the heuristic is asked
+  // for an unsplit pick: a forced split would find no config that can split where the skinny configs are no candidate
+  // (M above their tile's rows), as FP8 above M = 16 (its skinny config is its only split one).
+  const bool forced_skinny = p.forced_config >= 0 && gemm_configs()[p.forced_config].skinny;
+  GemmSelection sel = select_gemm_config(m, p.desc.n, p.desc.k, p.limits, p.max_active_clusters,
+                                         forced_skinny ? std::min(p.split_k, 1) : p.split_k, p.options.allow_swap_ab,
+                                         p.desc.dtype, p.stream_k);
   if (p.forced_config < 0 && p.split_k == 0 && p.tune.size() > 0) {
     gemm::TuneKey key{p.desc.dtype, p.desc.layout, p.desc.n, p.desc.k,
                       p.options.max_sms > 0 ? p.options.max_sms : p.limits.sm_count, gemm::TuneCache::m_bucket(m)};
@@ -423,7 +428,7 @@ GemmSelection GemmPlan::Impl::select_uncached(int64_t m) const {
     const bool compiled = shape != nullptr && p.max_active_clusters[static_cast<int>(shape->id)] >= 0;
     if (c != nullptr && compiled && (p.options.allow_swap_ab || !shape->swap_ab) &&
         (!c->stream_k || p.stream_k != StreamKMode::kOff)) {
-      gemm::apply_tune_choice(*c, m, p.desc.n, p.desc.k, p.tune_path, &sel);
+      gemm::apply_tune_choice(*c, m, p.desc.n, p.desc.k, p.tune_path, &sel, p.desc.dtype);
     }
   }
   if (p.forced_config >= 0) {
@@ -438,6 +443,10 @@ GemmSelection GemmPlan::Impl::select_uncached(int64_t m) const {
     sel.predicted_us = 0.0;
     sel.tiles_m = (m + sel.config.tile_m - 1) / sel.config.tile_m;
     sel.tiles_n = (p.desc.n + sel.config.tile_n - 1) / sel.config.tile_n;
+    if (forced.skinny) {  // the heuristic's order for its skinny picks (gemm_config.cpp): row-major, no swizzle
+      sel.raster = Raster::kRowMajor;
+      sel.swizzle = 1;
+    }
     sel.reason = detail::cat("forced config ", sel.config.name, " (FLUX_GEMM_CONFIG / GemmOptions::config), split-K ",
                              sel.splits, sk ? ", stream-K (FLUX_GEMM_STREAM_K=on)" : "", "; ", sel.reason);
   }
@@ -621,7 +630,10 @@ void GemmPlan::run(const GemmArgs& args, cudaStream_t stream) const {
   // Split-K: the GEMM writes fp32 partials (no bias, no publish); the reduction sums them in slice order,
   // adds the bias, stores C and publishes each tile after its stores.
   gemm::SplitKReduceLaunch reduce;
-  reduce.dtype = p.desc.dtype;
+  reduce.dtype = gemm_out_dtype(p.desc);
+  reduce.scale_a = args.scale_a;  // FP8: the partial kernels write unscaled sums
+  reduce.scale_b = args.scale_b;
+  reduce.scale_vectors = launch.scale_vectors;
   reduce.m = args.m;
   reduce.n = p.desc.n;
   reduce.splits = sel.splits;

@@ -124,7 +124,7 @@ namespace {
 constexpr int64_t kMidMaxM = 2048;
 constexpr double kRelativeRate[gemm::kNumConfigs] = {1.00, 1.06, 1.06, 1.00, 1.00, 1.00, 1.00,
                                                      2.00, 2.00, 1.20, 1.00, 1.00, 1.00, 1.00,
-                                                     1.00, 1.00, 1.00, 1.00, 2.00, 2.10};
+                                                     1.00, 1.00, 1.00, 1.00, 2.00, 2.10, 1.00};
 // The large-M table of devices with less than kLowHbmBytesPerS of peak HBM bandwidth (DeviceLimits::hbm_bytes_per_s;
 // the H100 SXM reports 3.35 TB/s, the H200 4.8): the entries above for the H200 (and for a device that reports no
 // bandwidth), with 128x128 ping-pong 1.00 (1.06 above), 256x128 cooperative 1.30 (1.06), 128x192 cooperative 1.15 and
@@ -141,10 +141,10 @@ constexpr double kRelativeRate[gemm::kNumConfigs] = {1.00, 1.06, 1.06, 1.00, 1.0
 constexpr double kLowHbmBytesPerS = 4.0e12;
 constexpr double kRelativeRateLowHbm[gemm::kNumConfigs] = {1.00, 1.00, 1.30, 1.00, 1.00, 1.00, 1.00,
                                                            2.00, 2.00, 1.20, 1.00, 1.15, 1.00, 1.00,
-                                                           1.00, 1.00, 1.00, 1.06, 2.00, 2.10};
+                                                           1.00, 1.00, 1.00, 1.06, 2.00, 2.10, 1.00};
 constexpr double kRelativeRateMid[gemm::kNumConfigs] = {1.00, 1.06, 1.30, 1.00, 0.94, 1.00, 1.00,
                                                         2.00, 2.00, 1.20, 1.30, 1.30, 1.00, 1.00,
-                                                        1.00, 1.20, 1.20, 1.30, 2.00, 2.00};
+                                                        1.00, 1.20, 1.20, 1.30, 2.00, 2.00, 1.00};
 
 // The time model (microseconds), for a config and a split factor S:
 //   work items  = units x S (a unit is one cluster's tiles; each item runs K / S)
@@ -366,8 +366,9 @@ Prediction predict(const GemmConfigInfo& c, int64_t m, int64_t n, int64_t k, int
 
 }  // namespace
 
-bool split_k_divides(int64_t k, int32_t splits) {
-  return splits >= 1 && k % splits == 0 && (k / splits) % 8 == 0;
+bool split_k_divides(int64_t k, int32_t splits, DType dtype) {
+  const int64_t vec = dtype == DType::kE4M3 ? 16 : 8;  // elements per 16 bytes
+  return splits >= 1 && k % splits == 0 && (k / splits) % vec == 0;
 }
 
 bool split_k_within_waves(const GemmConfigInfo& c, int64_t m, int64_t n, int32_t splits, int64_t concurrent) {
@@ -417,8 +418,9 @@ GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLi
                  " (expected the device's multiprocessor count)");
   FLUX_CHECK_ARG(split_k >= 0 && split_k <= kMaxSplitK, "flux gemm: split_k ", split_k, " (expected 0 = auto, 1 = off, or 2..",
                  kMaxSplitK, ")");
-  FLUX_CHECK_ARG(split_k <= 1 || split_k_divides(k, split_k), "flux gemm: split_k ", split_k, " does not divide K = ", k,
-                 " into slices of a multiple of 8 (expected S with K % S == 0 and (K / S) % 8 == 0)");
+  FLUX_CHECK_ARG(split_k <= 1 || split_k_divides(k, split_k, dtype), "flux gemm: split_k ", split_k,
+                 " does not divide K = ", k, " into slices of a multiple of 16 bytes (expected S with K % S == 0 and "
+                 "(K / S) a multiple of ", dtype == DType::kE4M3 ? 16 : 8, ")");
   const auto& configs = gemm_configs();
   int best = -1;
   int32_t best_splits = 1;
@@ -481,7 +483,7 @@ GemmSelection select_gemm_config(int64_t m, int64_t n, int64_t k, const DeviceLi
       candidates.push_back(1);
       if (split_k == 0 && c.split_k) {
         for (int32_t s = 2; s <= kMaxSplitK; ++s) {
-          if (!split_k_candidate(k, s)) continue;
+          if (!split_k_candidate(k, s, dtype)) continue;
           if (!split_k_within_waves(c, m, n, s, concurrent)) break;  // the workspace bound (split_k_workspace_bound)
           candidates.push_back(s);
         }

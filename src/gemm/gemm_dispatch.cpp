@@ -32,8 +32,19 @@ const std::vector<Entry>& table() {
         &sm90_gemm_launch<DType::D, WeightLayout::L, ConfigId::C, GemmOutput::O>},
 #define FLUX_GEMM_SKINNY_KERNEL(D, L, C, O)                                                              \
   Entry{core_kernel_key(DType::D, WeightLayout::L, ConfigId::C, GemmOutput::O),                          \
-        &sm90_skinny_prepare<DType::D, WeightLayout::L, ConfigId::C, GemmOutput::O>,                     \
-        &sm90_skinny_launch<DType::D, WeightLayout::L, ConfigId::C, GemmOutput::O>},
+        &sm90_skinny_prepare<DType::D, DType::D, WeightLayout::L, ConfigId::C, GemmOutput::O>,           \
+        &sm90_skinny_launch<DType::D, DType::D, WeightLayout::L, ConfigId::C, GemmOutput::O>},
+#define FLUX_GEMM_FP8_SKINNY_KERNEL(OUT, L, C)                                                           \
+  Entry{fp8_kernel_key(DType::OUT, ScaleKind::kPerTensor, WeightLayout::L, ConfigId::C),                 \
+        &sm90_skinny_prepare<DType::kE4M3, DType::OUT, WeightLayout::L, ConfigId::C, GemmOutput::kFinal>, \
+        &sm90_skinny_launch<DType::kE4M3, DType::OUT, WeightLayout::L, ConfigId::C, GemmOutput::kFinal>}, \
+  Entry{fp8_kernel_key(DType::OUT, ScaleKind::kPerRowCol, WeightLayout::L, ConfigId::C),                 \
+        &sm90_skinny_prepare<DType::kE4M3, DType::OUT, WeightLayout::L, ConfigId::C, GemmOutput::kFinal>, \
+        &sm90_skinny_launch<DType::kE4M3, DType::OUT, WeightLayout::L, ConfigId::C, GemmOutput::kFinal>},
+#define FLUX_GEMM_FP8_SKINNY_PARTIAL(L, C)                                                               \
+  Entry{fp8_partial_kernel_key(WeightLayout::L, ConfigId::C),                                             \
+        &sm90_skinny_prepare<DType::kE4M3, DType::kFP32, WeightLayout::L, ConfigId::C, GemmOutput::kPartial>, \
+        &sm90_skinny_launch<DType::kE4M3, DType::kFP32, WeightLayout::L, ConfigId::C, GemmOutput::kPartial>},
 #define FLUX_GEMM_FP8_KERNEL(OUT, L, C)                                                                  \
   Entry{fp8_kernel_key(DType::OUT, ScaleKind::kPerTensor, WeightLayout::L, ConfigId::C),                 \
         &sm90_fp8_gemm_prepare<DType::OUT, WeightLayout::L, ConfigId::C>,                               \
@@ -42,6 +53,8 @@ const std::vector<Entry>& table() {
         &sm90_fp8_gemm_prepare<DType::OUT, WeightLayout::L, ConfigId::C>,                               \
         &sm90_fp8_gemm_launch<DType::OUT, WeightLayout::L, ConfigId::C>},
 #include "generated/gemm_kernel_manifest.inc"
+#undef FLUX_GEMM_FP8_SKINNY_PARTIAL
+#undef FLUX_GEMM_FP8_SKINNY_KERNEL
 #undef FLUX_GEMM_FP8_KERNEL
 #undef FLUX_GEMM_SKINNY_KERNEL
 #undef FLUX_GEMM_KERNEL
@@ -97,7 +110,10 @@ bool gemm_config_compiled(const GemmConfigInfo& config, DType dtype, WeightLayou
 namespace flux::gemm {
 
 KernelKey kernel_key(const GemmDesc& desc, ConfigId config, GemmOutput output) {
-  if (desc.dtype == DType::kE4M3) return fp8_kernel_key(desc.out_dtype, desc.scale, desc.layout, config);
+  if (desc.dtype == DType::kE4M3) {
+    return output == GemmOutput::kPartial ? fp8_partial_kernel_key(desc.layout, config)
+                                          : fp8_kernel_key(desc.out_dtype, desc.scale, desc.layout, config);
+  }
   return core_kernel_key(desc.dtype, desc.layout, config, output);
 }
 

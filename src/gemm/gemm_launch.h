@@ -28,7 +28,7 @@ struct KernelLaunch {
   const float* scale_b = nullptr;
   bool scale_vectors = false;
   int32_t fp8_promotion = 16;      // FP8: MMAs between promotions into the fp32 accumulators
-  int32_t splits = 1;         // kPartial: K is cut into `splits` slices (K / splits a multiple of 8)
+  int32_t splits = 1;         // kPartial: K is cut into `splits` slices (K / splits a multiple of 16 bytes)
   float* workspace = nullptr;  // kPartial: [splits, m, n] fp32 partial products; stream-K: one fp32 tile per CTA
   StreamKShape stream_k{};     // active: the cooperative kernel runs this decomposition (num_clusters = its workers)
   uint32_t* stream_k_flags = nullptr;  // stream-K: one per CTA and math warp group, zero between calls
@@ -57,11 +57,13 @@ template <DType kDType, WeightLayout kLayout, ConfigId kConfig, GemmOutput kOutp
 void sm90_gemm_launch(const KernelLaunch& launch, cudaStream_t stream);
 
 // The skinny decode kernels (ConfigShape::skinny; src/gemm/kernel/skinny_gemm.cuh, instantiated by the generated
-// skinny_gemm_*.cu files): the same contract, a kernel family of their own.
-template <DType kDType, WeightLayout kLayout, ConfigId kConfig, GemmOutput kOutput>
+// skinny_gemm_*.cu files): the same contract, a kernel family of their own. A and B in kIn (bf16 / fp16, or e4m3 with
+// the FP8 scales), C and bias in kOut (kIn for the 16-bit kernels; kFP32 for the FP8 partial kernels, which write
+// unscaled fp32 partials like every kPartial kernel).
+template <DType kIn, DType kOut, WeightLayout kLayout, ConfigId kConfig, GemmOutput kOutput>
 KernelInfo sm90_skinny_prepare(int device);
 
-template <DType kDType, WeightLayout kLayout, ConfigId kConfig, GemmOutput kOutput>
+template <DType kIn, DType kOut, WeightLayout kLayout, ConfigId kConfig, GemmOutput kOutput>
 void sm90_skinny_launch(const KernelLaunch& launch, cudaStream_t stream);
 
 // The FP8 kernels (e4m3 A and B, C in kOut, scales in the epilogue; ConfigShape::fp8): the same contract.
@@ -73,7 +75,7 @@ void sm90_fp8_gemm_launch(const KernelLaunch& launch, cudaStream_t stream);
 
 // Runtime dispatch over the instantiations (gemm_dispatch.cpp, from the kernel manifest); a key with no
 // compiled kernel is an Unsupported error naming it (src/gemm/kernel_key.h), raised before any CUDA call.
-// The key of a plan's kernel for a config (FP8 descs: fp8_kernel_key; the output kind is kFinal there).
+// The key of a plan's kernel for a config (FP8 descs: fp8_kernel_key, or fp8_partial_kernel_key for kPartial).
 KernelKey kernel_key(const GemmDesc& desc, ConfigId config, GemmOutput output);
 KernelInfo prepare_kernel(const KernelKey& key, int device);
 void launch_kernel(const KernelKey& key, const KernelLaunch& launch, cudaStream_t stream);

@@ -50,6 +50,20 @@ inline KernelKey fp8_kernel_key(DType out, ScaleKind scale, WeightLayout layout,
   return key;
 }
 
+// The key of the FP8 split-K partial kernels (the skinny FP8 config's): e4m3 A and B, unscaled fp32 partials (the
+// reduction scales), one kernel for both output types and scale kinds.
+inline KernelKey fp8_partial_kernel_key(WeightLayout layout, ConfigId config) {
+  KernelKey key;
+  key.a = key.b = DType::kE4M3;
+  key.out = DType::kFP32;
+  key.acc = DType::kFP32;
+  key.scale = ScaleKind::kNone;
+  key.layout = layout;
+  key.config = config;
+  key.output = GemmOutput::kPartial;
+  return key;
+}
+
 // The key of today's 16-bit kernels: A, B and C in `dtype` (fp32 partials for kPartial), fp32
 // accumulation, no scales.
 inline KernelKey core_kernel_key(DType dtype, WeightLayout layout, ConfigId config, GemmOutput output) {

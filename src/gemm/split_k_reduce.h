@@ -1,6 +1,7 @@
 // src/gemm/split_k_reduce.h — the second half of a split-K GEMM: C = sum over slices of the fp32
 // partials (+ bias), in slice order 0, 1, ..., S-1, so a split-K result is bitwise reproducible from
-// run to run (no atomics, no order that depends on timing).
+// run to run (no atomics, no order that depends on timing). FP8 (scale_a / scale_b set): C = (sum x sa) x sb
+// + bias, the FP8 kernels' epilogue, sa per row and sb per column or one scalar each.
 //
 // Grid: tiles of C (the GEMM config's tile_m x tile_n) x row chunks of a tile, one 16-byte load of
 // every slice per thread, so a handful of tiles still spreads over many SMs (one CTA per tile was
@@ -21,13 +22,16 @@
 namespace flux::gemm {
 
 struct SplitKReduceLaunch {
-  DType dtype = DType::kBF16;
+  DType dtype = DType::kBF16;        // C and bias (bf16 / fp16)
   int64_t m = 0, n = 0;
   int32_t splits = 1;
   int32_t tile_m = 0, tile_n = 0;  // the tile grid of C (publish granularity)
   const float* workspace = nullptr;  // [splits, m, n]
   uint32_t* arrivals = nullptr;      // publish only: tiles_m x tiles_n counters, zero before the launch
   const void* bias = nullptr;        // [n] or nullptr
+  const float* scale_a = nullptr;    // FP8: [m] (scale_vectors) or one scalar; nullptr: unscaled
+  const float* scale_b = nullptr;    // FP8: [n] (scale_vectors) or one scalar
+  bool scale_vectors = false;
   void* c = nullptr;                 // [m, n]
   kernel::PublishHookParams publish{};
 };

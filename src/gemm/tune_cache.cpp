@@ -176,10 +176,10 @@ std::string TuneCache::digest() const {
 }
 
 bool apply_tune_choice(const TuneChoice& choice, int64_t m, int64_t n, int64_t k, const std::string& source,
-                       GemmSelection* sel) {
+                       GemmSelection* sel, DType dtype) {
   for (const GemmConfigInfo& c : gemm_configs()) {
     if (choice.config != c.name) continue;
-    if (choice.splits > 1 && (!c.split_k || !split_k_divides(k, choice.splits))) return false;
+    if (choice.splits > 1 && (!c.split_k || !split_k_divides(k, choice.splits, dtype))) return false;
     if (choice.stream_k && !c.stream_k) return false;
     sel->config = c;
     sel->tiles_m = (m + c.tile_m - 1) / c.tile_m;

@@ -65,8 +65,8 @@ class TuneCache {
 
 // Replaces the heuristic's choice in *sel by the cached one for M x N x K (config, tiles, raster, swizzle,
 // splits, reason); false (sel unchanged) when this build has no config of that name, or the cached split
-// is not possible for this config and K.
+// is not possible for this config, K and input type.
 bool apply_tune_choice(const TuneChoice& choice, int64_t m, int64_t n, int64_t k, const std::string& source,
-                       GemmSelection* sel);
+                       GemmSelection* sel, DType dtype = DType::kBF16);
 
 }  // namespace flux::gemm

@@ -2,8 +2,8 @@
 // rounding is exercised), bf16 / fp16 C, per-tensor and per-row / per-column scales (never 1), against
 // the fp64 reference built from the dequantized inputs, outputs poisoned first; every FP8 config at
 // M in {1, 7, 127, 1000, 3000} with random N, K (N not a multiple of any tile), with and without bias;
-// every promotion interval kind against K of a few k-tiles;
-// bitwise repeatability; the three extension points; scales read at every CUDA-graph replay; bad inputs.
+// every promotion interval kind against K of a few k-tiles; the FP8 skinny config and its split-K; bitwise
+// repeatability; the three extension points; scales read at every CUDA-graph replay; bad inputs.
 // Skips with a message where no sm_90 GPU is present.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
@@ -16,6 +16,7 @@
 #include "flux/error.h"
 #include "flux/gemm.h"
 #include "tests/support/gpu_support.h"
+#include "tests/support/graph_replay.h"
 
 namespace {
 
@@ -55,11 +56,35 @@ std::vector<const flux::GemmConfigInfo*> fp8_configs() {
   return out;
 }
 
+// The scales are device values read at every launch: one call of `plan` captured in a CUDA graph (after an eager
+// call: any per-stream setup, such as the split-K workspace), then replayed twice, each time after new scales (and the
+// reference from them) are written and the output poisoned.
+void expect_replays_read_new_scales(const flux::GemmPlan& plan, GemmProblem& p, std::mt19937_64& rng,
+                                    cudaStream_t stream, const std::string& label) {
+  const bool vectors = p.desc.scale == ScaleKind::kPerRowCol;
+  plan.run(p.args(), stream);
+  const int checked = flux::testing::capture_and_replay(
+      stream, stream, 2, {0, 1}, 0,
+      [&](int step, cudaStream_t s) {
+        if (step < 0) return;
+        flux::tools::fill_scales(p.scale_a.as<float>(), vectors ? p.m : 1, rng(), 0.25f, 4.0f, s);
+        flux::tools::fill_scales(p.scale_b.as<float>(), vectors ? p.desc.n : 1, rng(), 0.002f, 0.05f, s);
+        p.compute_reference(s);
+        p.poison_output(s);
+      },
+      [&](cudaStream_t s) { plan.run(p.args(), s); },
+      [&](int step) {
+        flux::testing::expect_close(p.compare(stream), p.desc.out_dtype,
+                                    label + " graph replay " + std::to_string(step));
+      });
+  EXPECT_EQ(checked, 2) << label;
+}
+
 TEST(Fp8GemmGpu, EveryConfigAgainstTheDequantizedReference) {
   FLUX_REQUIRE_GPU();
   Stream stream;
   std::mt19937_64 rng(808);
-  ASSERT_EQ(fp8_configs().size(), 5u);
+  ASSERT_EQ(fp8_configs().size(), 6u);
   int cases = 0;
   for (int64_t m : {1, 7, 127, 1000, 3000}) {
     for (DType out : {DType::kBF16, DType::kFP16}) {
@@ -183,27 +208,54 @@ TEST(Fp8GemmGpu, GraphReplayReadsTheCurrentScales) {
   for (ScaleKind scale : {ScaleKind::kPerTensor, ScaleKind::kPerRowCol}) {
     const flux::GemmDesc desc = fp8_desc(1544, 1024, DType::kFP16, scale);
     GemmProblem p(desc, 333, true, rng(), stream);
-    flux::GemmPlan plan(desc);
-    plan.run(p.args(), stream);  // eager first (any per-stream setup)
-    cudaGraph_t graph = nullptr;
-    cudaGraphExec_t exec = nullptr;
-    FLUX_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-    plan.run(p.args(), stream);
-    FLUX_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-    FLUX_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-    for (int rep = 0; rep < 2; ++rep) {
-      const int64_t na = scale == ScaleKind::kPerRowCol ? p.m : 1, nb = scale == ScaleKind::kPerRowCol ? desc.n : 1;
-      flux::tools::fill_scales(p.scale_a.as<float>(), na, rng(), 0.25f, 4.0f, stream);
-      flux::tools::fill_scales(p.scale_b.as<float>(), nb, rng(), 0.002f, 0.05f, stream);
-      p.compute_reference(stream);
-      p.poison_output(stream);
-      FLUX_CUDA_CHECK(cudaGraphLaunch(exec, stream));
-      flux::testing::expect_close(p.compare(stream), desc.out_dtype,
-                                  std::string("graph replay ") + std::to_string(rep) + " " + flux::to_string(scale));
-    }
-    FLUX_CUDA_CHECK(cudaGraphExecDestroy(exec));
-    FLUX_CUDA_CHECK(cudaGraphDestroy(graph));
+    expect_replays_read_new_scales(flux::GemmPlan(desc), p, rng, stream, flux::to_string(scale));
   }
+}
+
+// The FP8 skinny config (16x64x256_skinny_e4m3: mma.sync e4m3, src/gemm/kernel/skinny_gemm.cuh) unsplit and split-K
+// (fp32 partials, scaled by the reduction) against the dequantized reference at decode M and a few tile rows, both
+// scale kinds and output types, with and without bias; a captured split call replayed with new scales; a split whose
+// slices are 8 (not 16) e4m3 elements deep refused.
+TEST(Fp8GemmGpu, SkinnySplitK) {
+  FLUX_REQUIRE_GPU();
+  Stream stream;
+  std::mt19937_64 rng(2323);
+  const std::string skinny = "16x64x256_skinny_e4m3";
+  int cases = 0;
+  for (int64_t m : {1, 5, 16, 40}) {
+    for (ScaleKind scale : {ScaleKind::kPerTensor, ScaleKind::kPerRowCol}) {
+      const DType out = (cases % 2) == 0 ? DType::kFP16 : DType::kBF16;
+      const int64_t k = std::vector<int64_t>{4096, 3072, 4608}[size_t(cases % 3)];
+      const flux::GemmDesc desc = fp8_desc(random_ragged_n(rng, 200, 2000), k, out, scale);
+      const bool bias = (cases++ % 3) != 1;
+      GemmProblem p(desc, m, bias, rng(), stream);
+      for (int32_t splits : {1, 2, 3, 4, 16}) {
+        if (splits > 1 && !flux::split_k_divides(k, splits, DType::kE4M3)) continue;
+        flux::GemmOptions options;
+        options.config = skinny;
+        options.split_k = splits;
+        flux::GemmPlan plan(desc, options);
+        EXPECT_EQ(plan.select(m).splits, splits);
+        p.poison_output(stream);
+        plan.run(p.args(), stream);
+        flux::testing::expect_close(p.compare(stream), out,
+                                    fp8_case(desc, m, bias, skinny) + " split " + std::to_string(splits));
+      }
+    }
+  }
+  // Graph replay of a split call: the reduction reads the scales written after capture.
+  const flux::GemmDesc desc = fp8_desc(1032, 4096, DType::kBF16, ScaleKind::kPerRowCol);
+  GemmProblem p(desc, 7, true, rng(), stream);
+  flux::GemmOptions options;
+  options.config = skinny;
+  options.split_k = 4;
+  flux::GemmPlan plan(desc, options);
+  expect_replays_read_new_scales(plan, p, rng, stream, "split-K 4");
+  // K = 4112 = 2 x 2056: slices of 2056 e4m3 elements, a multiple of 8 but not of 16 (16 bytes).
+  flux::GemmOptions odd;
+  odd.config = skinny;
+  odd.split_k = 2;
+  EXPECT_THROW(flux::GemmPlan(fp8_desc(1032, 4112, DType::kBF16, ScaleKind::kPerTensor), odd), flux::InvalidArgument);
 }
 
 TEST(Fp8GemmGpu, BadInputsAreRejectedBeforeLaunch) {

@@ -31,9 +31,9 @@ Walk expected_walk(const flux::GemmSelection& s, int64_t m, int64_t n) {
 
 TEST(GemmConfig, TableIsConsistent) {
   const auto& configs = flux::gemm_configs();
-  ASSERT_EQ(configs.size(), 20u);
+  ASSERT_EQ(configs.size(), 21u);
   std::set<std::string> names;
-  int skinny = 0, fp8 = 0, gemv = 0, decode_swap = 0;
+  int skinny = 0, fp8 = 0, gemv = 0, decode_swap = 0, fp8_skinny = 0;
   for (size_t i = 0; i < configs.size(); ++i) {
     const auto& c = configs[i];
     EXPECT_EQ(c.id, static_cast<int>(i));
@@ -42,14 +42,19 @@ TEST(GemmConfig, TableIsConsistent) {
     EXPECT_EQ(std::string(c.name).rfind(expect, 0), 0u) << "name must spell the tile: " << c.name;
     EXPECT_EQ(c.gemv, std::string(c.name).find("_gemv") != std::string::npos) << c.name;
     if (c.skinny) {
-      // Decode kernels: one CTA per tile (no cluster), K in chunks of 32 per lane, tile rows a multiple of the
-      // instruction's 8; they split K; they run the hooks (no swap of the tiles). The mma ones: 4 warps of 16
-      // columns; the GEMV: 8 warps of 2 rows of B (gemv_kernel.cuh).
+      // Decode kernels: one CTA per tile (no cluster), K in chunks of 64 bytes per lane quad (32 16-bit elements,
+      // 64 e4m3), tile rows a multiple of the instruction's 8; they split K; they run the hooks (no swap of the
+      // tiles). The mma ones: 4 warps of 16 columns; the GEMV: 8 warps of 2 rows of B (gemv_kernel.cuh).
       ++skinny;
       EXPECT_EQ(c.cluster_m * c.cluster_n, 1) << c.name;
       EXPECT_EQ(c.tile_n, c.gemv ? 16 : 64) << c.name;
       if (c.gemv) ++gemv;
-      EXPECT_EQ(c.tile_k % 32, 0) << c.name;
+      if (c.fp8) {
+        ++fp8_skinny;
+        EXPECT_FALSE(c.gemv) << c.name;
+        EXPECT_NE(std::string(c.name).find("_e4m3"), std::string::npos) << c.name;
+      }
+      EXPECT_EQ(c.tile_k % (c.fp8 ? 64 : 32), 0) << c.name;
       EXPECT_EQ(c.tile_m % 8, 0) << c.name;
       EXPECT_TRUE(c.split_k) << c.name;
       EXPECT_FALSE(c.swap_ab || c.pingpong) << c.name;
@@ -90,10 +95,11 @@ TEST(GemmConfig, TableIsConsistent) {
     // Split-K runs on the ping-pong configs (the small-M ones); the cooperative ones are whole-K only.
     EXPECT_EQ(c.split_k, c.pingpong) << c.name;
   }
-  EXPECT_EQ(skinny, 3);
+  EXPECT_EQ(skinny, 4);
+  EXPECT_EQ(fp8_skinny, 1);
   EXPECT_EQ(gemv, 1);
   EXPECT_EQ(decode_swap, 2);
-  EXPECT_EQ(fp8, 5);
+  EXPECT_EQ(fp8, 5);  // the warp-specialized ones
 }
 
 // The candidates follow the input type: bf16 / fp16 selections never pick an e4m3 config and e4m3 ones
@@ -106,11 +112,15 @@ TEST(GemmConfig, CandidatesFollowTheInputType) {
       EXPECT_FALSE(sixteen.config.fp8) << m << "x" << n << " " << sixteen.config.name;
       const auto eight = flux::select_gemm_config(m, n, 4096, limits, {}, 0, true, flux::DType::kE4M3);
       EXPECT_TRUE(eight.config.fp8) << m << "x" << n << " " << eight.config.name;
-      EXPECT_EQ(eight.splits, 1) << eight.reason;
+      // FP8 splits K only on its skinny config (M <= 16).
+      EXPECT_TRUE(eight.splits == 1 || (eight.config.skinny && m <= 16)) << eight.reason;
       EXPECT_GT(eight.predicted_us, 0.0) << eight.reason;
     }
   }
-  // A forced split has no FP8 config to run on.
+  // A forced split runs on the FP8 skinny config, the only FP8 one that splits, a candidate up to its 16 rows; above
+  // them no FP8 config can run it.
+  EXPECT_STREQ(flux::select_gemm_config(16, 4096, 4096, limits, {}, 4, true, flux::DType::kE4M3).config.name,
+               "16x64x256_skinny_e4m3");
   EXPECT_THROW(flux::select_gemm_config(64, 4096, 4096, limits, {}, 4, true, flux::DType::kE4M3), flux::InvalidArgument);
 }
 
@@ -198,6 +208,28 @@ TEST(GemmConfig, Fp8WideTileIsPickedAtLargeMOnly) {
     const flux::GemmSelection s = flux::select_gemm_config(1024, n, 12288, limits, {}, 0, true, flux::DType::kE4M3);
     EXPECT_STRNE(s.config.name, "128x144x128_coop_c2x1_e4m3") << "1024x" << n << ": " << s.reason;
   }
+}
+
+// FP8 decode: up to its 16 rows the skinny FP8 config (its own item-time term, as the 16-bit skinny configs), split
+// where N gives few units and K is long; above them the warp-specialized FP8 configs. FP8 split-K slices are whole
+// 16-byte vectors: 16 e4m3 elements (8 of bf16).
+TEST(GemmConfig, Fp8DecodeTakesTheSkinnyConfig) {
+  const auto limits = h200_limits();
+  for (int64_t m : {1, 8, 16}) {
+    for (int64_t n : {1024, 4096, 18432}) {
+      const flux::GemmSelection s = flux::select_gemm_config(m, n, 7168, limits, {}, 0, true, flux::DType::kE4M3);
+      EXPECT_STREQ(s.config.name, "16x64x256_skinny_e4m3") << m << "x" << n << ": " << s.reason;
+      if (n == 1024) {
+        EXPECT_GT(s.splits, 1) << s.reason;
+      }
+      EXPECT_TRUE(flux::split_k_divides(7168, s.splits, flux::DType::kE4M3)) << s.reason;
+    }
+    EXPECT_FALSE(flux::select_gemm_config(m, 4096, 7168, limits, {}, 0, true).config.fp8);  // bf16: never
+  }
+  EXPECT_FALSE(flux::select_gemm_config(64, 4096, 7168, limits, {}, 0, true, flux::DType::kE4M3).config.skinny);
+  EXPECT_TRUE(flux::split_k_divides(1920, 16));  // 120 of bf16: 240 bytes
+  EXPECT_FALSE(flux::split_k_divides(1920, 16, flux::DType::kE4M3));  // 120 of e4m3: 120 bytes
+  EXPECT_TRUE(flux::split_k_divides(1536, 16, flux::DType::kE4M3));
 }
 
 TEST(GemmConfig, MidWidthConfigsArePickedWhereTheyFillOneWave) {

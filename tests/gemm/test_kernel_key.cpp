@@ -64,7 +64,8 @@ TEST(KernelKey, TheManifestMatchesTheConfigTable) {
         EXPECT_EQ(flux::gemm_config_compiled(flux::gemm_configs()[static_cast<size_t>(c.id)], d, l), compiled) << c.name;
       }
     }
-    // FP8: the e4m3 configs, [N, K] weights, both output types and both scale kinds, no partials.
+    // FP8: the e4m3 configs, [N, K] weights, both output types and both scale kinds; one fp32 partial kernel for the
+    // split-K ones (the skinny FP8 config), whatever the output type and scales.
     for (WeightLayout l : {WeightLayout::kNK, WeightLayout::kKN}) {
       const bool compiled = c.fp8 && l == WeightLayout::kNK;
       for (DType out : {DType::kBF16, DType::kFP16}) {
@@ -75,6 +76,7 @@ TEST(KernelKey, TheManifestMatchesTheConfigTable) {
       }
       EXPECT_EQ(flux::gemm_config_compiled(flux::gemm_configs()[static_cast<size_t>(c.id)], DType::kE4M3, l), compiled)
           << c.name;
+      EXPECT_EQ(flux::gemm::has_kernel(flux::gemm::fp8_partial_kernel_key(l, c.id)), compiled && c.split_k) << c.name;
       EXPECT_FALSE(flux::gemm::has_kernel(flux::gemm::core_kernel_key(DType::kE4M3, l, c.id, GemmOutput::kFinal)));
     }
   }
@@ -86,6 +88,10 @@ TEST(KernelKey, PlanKeysFollowTheDesc) {
   auto key = flux::gemm::kernel_key(d, flux::gemm::ConfigId::k128x128x128CoopC2x1E4m3, GemmOutput::kFinal);
   EXPECT_EQ(flux::gemm::to_string(key), "a=e4m3 b=e4m3 out=fp16 acc=fp32 scale=per-row-col layout=nk "
                                         "config=128x128x128_coop_c2x1_e4m3 output=final");
+  EXPECT_TRUE(flux::gemm::has_kernel(key));
+  key = flux::gemm::kernel_key(d, flux::gemm::ConfigId::k16x64x256SkinnyE4m3, GemmOutput::kPartial);
+  EXPECT_EQ(flux::gemm::to_string(key), "a=e4m3 b=e4m3 out=fp32 acc=fp32 scale=none layout=nk "
+                                        "config=16x64x256_skinny_e4m3 output=partial");
   EXPECT_TRUE(flux::gemm::has_kernel(key));
   d = flux::GemmDesc{1024, 1024, DType::kBF16, WeightLayout::kKN};
   key = flux::gemm::kernel_key(d, flux::gemm::ConfigId::k128x128x64PingpongC1x2, GemmOutput::kPartial);

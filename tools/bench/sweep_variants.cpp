@@ -32,7 +32,7 @@ std::vector<GemmOptions> sweep_variants(DType dtype, WeightLayout layout, int64_
     if (!cfg.split_k) continue;
     const int64_t clusters = split_k_max_clusters(cfg, sm_count);
     for (int32_t splits = 2; splits <= kMaxSplitK; ++splits) {
-      if (!split_k_candidate(k, splits)) continue;
+      if (!split_k_candidate(k, splits, dtype)) continue;
       if (!split_k_within_waves(cfg, m, n, splits, clusters)) break;  // more slices only add items
       add(Raster::kAuto, 0, splits, base.stream_k);
     }

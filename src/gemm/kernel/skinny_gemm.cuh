@@ -29,15 +29,21 @@
 // split_k_reduce.cu (deterministic), which this kernel lets launch early (griddepcontrol.launch_dependents;
 // it never waits on the kernel before it, so AG+GEMM may launch it as its gather's programmatic
 // dependent).
+// FP8 (16x64x256_skinny_e4m3): the same kernel on e4m3 A and B with mma.sync m16n8k32 (a 16-byte vector is 16 of K,
+// so a stage of 256 is the 16-bit kernel's 256 bytes per row); C = (acc x sa) x sb + bias as the FP8 CUTLASS kernels'
+// epilogue, and the partial kernel writes unscaled sums that the split-K reduction scales.
 // The family's GEMV config (ConfigShape::gemv, 8x16x512_gemv) shares the contract, the launcher and the item loop
 // but has a kernel body of its own, without mma or shared memory: src/gemm/kernel/gemv_kernel.cuh.
 // Assumptions: sm_90a, K-major weight (WeightLayout::kNK; the only layout compiled for this family),
-// A/B/C/bias 16-byte aligned, N and K (and K / splits) multiples of 8 (validated by the plan).
+// A/B/C/bias 16-byte aligned, N a multiple of 8, K (and K / splits) of 16 bytes (validated by the plan).
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include <cuda_fp8.h>
+
 #include <cstdint>
+#include <type_traits>
 
 #include "src/common/check.h"
 #include "src/common/device_guard.h"
@@ -50,7 +56,9 @@
 namespace flux::gemm {
 namespace kernel {
 
-constexpr int kSkinnyChunkK = 32;       // K per 16-byte vector per lane quad (4 lanes x 8 elements)
+// K per 16-byte vector per lane quad: 4 lanes x 8 elements (bf16 / fp16: 32), x 16 (e4m3: 64).
+template <class T>
+constexpr int kSkinnyChunkK = 4 * 16 / int(sizeof(T));
 constexpr int kSkinnyRowsPerWarp = 16;  // rows of B per warp: the m16 of mma.sync
 // Warps per 16 rows of B: they split each stage's K chunks and add their accumulators in the epilogue
 // (in a fixed order: bitwise reproducible). Two halve each warp's serial chain of loads and MMAs, which
@@ -67,6 +75,14 @@ struct SkinnyElement<DType::kBF16> {
 template <>
 struct SkinnyElement<DType::kFP16> {
   using type = __half;
+};
+template <>
+struct SkinnyElement<DType::kE4M3> {
+  using type = __nv_fp8_e4m3;
+};
+template <>
+struct SkinnyElement<DType::kFP32> {  // the FP8 partial kernels' output type (fp32 partials)
+  using type = float;
 };
 
 template <class T>
@@ -85,6 +101,19 @@ __device__ __forceinline__ void mma_16816<__half>(float (&d)[4], uint32_t a0, ui
                                                   uint32_t b0, uint32_t b1) {
   asm volatile(
       "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+// e4m3: m16n8k32, the same register pattern (a0..a3 of the 16-row operand, b0 b1 of the 8-column one) with four
+// 8-bit elements per register where the 16-bit kinds have two: each lane's 16-byte vector (16 consecutive k) is
+// two k32 steps' halves, assigned as the 16-bit kernels assign theirs (the same physical-to-logical k map for both
+// operands, so the dot product is unchanged).
+template <>
+__device__ __forceinline__ void mma_16816<__nv_fp8_e4m3>(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2,
+                                                         uint32_t a3, uint32_t b0, uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
@@ -109,28 +138,33 @@ __device__ __forceinline__ uint4 lds128(uint32_t addr) {
 }
 
 // Shared-memory layout of one pipeline stage: kTileN rows of B then kTileM rows of A, each kTileK elements
-// of K plus 64 bytes of padding (a row stride of 4 mod 8 16-byte units: the 8 lanes of a 16-byte load
-// phase, 2 rows x 4 quads, hit 8 different bank groups).
-template <int kTileM, int kTileN, int kTileK>
+// of K (kElemBytes each) plus 64 bytes of padding (a row stride of 4 mod 8 16-byte units: the 8 lanes of a
+// 16-byte load phase, 2 rows x 4 quads, hit 8 different bank groups).
+template <int kTileM, int kTileN, int kTileK, int kElemBytes>
 struct SkinnySmem {
-  static constexpr int kRowBytes = kTileK * 2 + 64;
+  static constexpr int kRowBytes = kTileK * kElemBytes + 64;
   static constexpr int kStageBytes = (kTileN + kTileM) * kRowBytes;
   static constexpr int kBytes = kSkinnyStages * kStageBytes;
   static_assert((kRowBytes / 16) % 8 == 4, "skinny smem row stride");
   static_assert(kTileM * (kTileN + 4) * 4 <= kBytes, "the epilogue tile reuses the pipeline's memory");
 };
 
-// kTileM rows of C (a multiple of 8), kTileN columns (16 per warp), kTileK of K per pipeline stage.
-template <class T, int kTileM, int kTileN, int kTileK, bool kPartial>
+// kTileM rows of C (a multiple of 8), kTileN columns (16 per warp), kTileK of K per pipeline stage. A and B in T,
+// C and bias in TOut (the 16-bit kernels: TOut = T). e4m3 (kScaled): C = (acc x sa) x sb + bias in fp32, sa per row
+// of C and sb per column, or one scalar each (KernelLaunch::scale_vectors), as the FP8 CUTLASS kernels' epilogue;
+// the partial kernels write the unscaled sums (the split-K reduction scales).
+template <class T, class TOut, int kTileM, int kTileN, int kTileK, bool kPartial>
 __global__ void __launch_bounds__(kTileN / kSkinnyRowsPerWarp * 32 * kSkinnyKGroups)
     skinny_gemm_kernel(const __grid_constant__ KernelLaunch p) {
+  constexpr bool kScaled = sizeof(T) == 1;
   constexpr int kWarpsN = kTileN / kSkinnyRowsPerWarp;  // warps across the tile's columns
   constexpr int kThreads = kWarpsN * 32 * kSkinnyKGroups;
-  constexpr int kJ = kTileM / 8;                   // n8 tiles of the instruction over the rows of A
-  constexpr int kChunks = kTileK / kSkinnyChunkK;  // 32-wide K chunks per stage
-  constexpr int kVecsPerRow = kTileK / 8;          // 16-byte vectors per row per stage
-  using Smem = SkinnySmem<kTileM, kTileN, kTileK>;
-  static_assert(kTileM % 8 == 0 && kTileN % kSkinnyRowsPerWarp == 0 && kTileK % kSkinnyChunkK == 0, "skinny tile");
+  constexpr int kJ = kTileM / 8;                      // n8 tiles of the instruction over the rows of A
+  constexpr int kChunks = kTileK / kSkinnyChunkK<T>;  // 16-byte-per-lane K chunks per stage
+  constexpr int kVecElems = 16 / int(sizeof(T));      // elements per 16-byte vector
+  constexpr int kVecsPerRow = kTileK / kVecElems;     // 16-byte vectors per row per stage
+  using Smem = SkinnySmem<kTileM, kTileN, kTileK, int(sizeof(T))>;
+  static_assert(kTileM % 8 == 0 && kTileN % kSkinnyRowsPerWarp == 0 && kTileK % kSkinnyChunkK<T> == 0, "skinny tile");
   static_assert(kChunks % kSkinnyKGroups == 0, "the K groups split each stage's chunks evenly");
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t smem0 = smem_addr(smem);
@@ -168,7 +202,7 @@ __global__ void __launch_bounds__(kTileN / kSkinnyRowsPerWarp * 32 * kSkinnyKGro
       const uint32_t base = smem0 + uint32_t(slot * Smem::kStageBytes);
       for (int v = int(threadIdx.x); v < (kTileN + rows) * kVecsPerRow; v += kThreads) {
         const int r = v / kVecsPerRow, c = v - r * kVecsPerRow;
-        const int64_t kk = k0 + c * 8;
+        const int64_t kk = k0 + c * kVecElems;
         const bool is_b = r < kTileN;
         const int64_t row = is_b ? n0 + r : m0 + (r - kTileN);
         const bool ok = kk < ke && (is_b ? row < p.n : row < p.m);
@@ -198,7 +232,8 @@ __global__ void __launch_bounds__(kTileN / kSkinnyRowsPerWarp * 32 * kSkinnyKGro
         const int u = i * kSkinnyKGroups;
         const uint4 w0 = lds128(base + w_off + uint32_t(u * 64));
         const uint4 w1 = lds128(base + w_off + uint32_t(8 * Smem::kRowBytes + u * 64));
-        // Step 0: elements 0..3 of each vector (logical k 2t, 2t+1 | 2t+8, 2t+9); step 1: elements 4..7.
+        // Step 0: the first 8 bytes of each vector (16-bit: logical k 2t, 2t+1 | 2t+8, 2t+9; e4m3: 4t..4t+3 |
+        // 4t+16..4t+19); step 1: the last 8.
 #pragma unroll
         for (int j = 0; j < kJ; ++j) {
           if (j < jn) {
@@ -245,25 +280,30 @@ __global__ void __launch_bounds__(kTileN / kSkinnyRowsPerWarp * 32 * kSkinnyKGro
         *reinterpret_cast<float4*>(dst + (m0 + r) * p.n + n0 + c) = *reinterpret_cast<const float4*>(&tile[r][c]);
       }
     } else {
-      T* out = static_cast<T*>(p.c);
-      const T* bias = static_cast<const T*>(p.bias);
+      TOut* out = static_cast<TOut*>(p.c);
+      const TOut* bias = static_cast<const TOut*>(p.bias);
       const int per_row = cols / 8;
       for (int e = int(threadIdx.x); e < rows * per_row; e += kThreads) {
         const int r = e / per_row, c = (e - r * per_row) * 8;
         float f[8];
 #pragma unroll
         for (int q = 0; q < 8; ++q) f[q] = tile[r][c + q];
+        if constexpr (kScaled) {
+          const float sa = __ldg(p.scale_a + (p.scale_vectors ? m0 + r : 0));
+#pragma unroll
+          for (int q = 0; q < 8; ++q) f[q] = (f[q] * sa) * __ldg(p.scale_b + (p.scale_vectors ? n0 + c + q : 0));
+        }
         if (bias != nullptr) {
           const uint4 bv = __ldg(reinterpret_cast<const uint4*>(bias + n0 + c));
-          const T* bh = reinterpret_cast<const T*>(&bv);
+          const TOut* bh = reinterpret_cast<const TOut*>(&bv);
 #pragma unroll
-          for (int q = 0; q < 8; ++q) f[q] += device::to_float<T>(bh[q]);
+          for (int q = 0; q < 8; ++q) f[q] += device::to_float<TOut>(bh[q]);
         }
         uint4 v;
-        v.x = device::pack2<T>(f[0], f[1]);
-        v.y = device::pack2<T>(f[2], f[3]);
-        v.z = device::pack2<T>(f[4], f[5]);
-        v.w = device::pack2<T>(f[6], f[7]);
+        v.x = device::pack2<TOut>(f[0], f[1]);
+        v.y = device::pack2<TOut>(f[2], f[3]);
+        v.z = device::pack2<TOut>(f[4], f[5]);
+        v.w = device::pack2<TOut>(f[6], f[7]);
         *reinterpret_cast<uint4*>(out + (m0 + r) * p.n + n0 + c) = v;
       }
       cta_publish_after_store(p.publish, uc);
@@ -271,7 +311,7 @@ __global__ void __launch_bounds__(kTileN / kSkinnyRowsPerWarp * 32 * kSkinnyKGro
   }  // items
 }
 
-template <ConfigId kConfig>
+template <ConfigId kConfig, class T>
 struct SkinnyShape {
   static constexpr ConfigShape kShape = config_shape(kConfig);
   static_assert(kShape.skinny, "not a skinny config");
@@ -279,9 +319,10 @@ struct SkinnyShape {
   static constexpr int kTileM = kShape.tile_m;
   static constexpr int kTileN = kShape.tile_n;
   static constexpr int kTileK = kShape.tile_k;
-  static constexpr int kSmemBytes = kGemv ? 0 : SkinnySmem<kTileM, kTileN, kTileK>::kBytes;
+  static constexpr int kSmemBytes = kGemv ? 0 : SkinnySmem<kTileM, kTileN, kTileK, int(sizeof(T))>::kBytes;
   static constexpr int kThreads = kGemv ? kGemvThreads : kTileN / kSkinnyRowsPerWarp * 32 * kSkinnyKGroups;
-  static_assert(kShape.tile_k % kSkinnyChunkK == 0 && kShape.cluster_m == 1 && kShape.cluster_n == 1, "skinny shape");
+  static_assert(kShape.tile_k % kSkinnyChunkK<T> == 0 && kShape.cluster_m == 1 && kShape.cluster_n == 1, "skinny shape");
+  static_assert(kShape.fp8 == (sizeof(T) == 1), "the FP8 skinny configs run e4m3 inputs only, the others 16-bit ones");
   static_assert(!kGemv || (kTileM == kGemvTileM && kTileN == kGemvTileN), "GEMV shape (gemv_kernel.cuh)");
 };
 
@@ -289,33 +330,36 @@ using SkinnyEntry = void (*)(KernelLaunch);
 
 // The kernel for a call with m rows of A: the GEMV configs have one per rows-per-unit (1, 2, 4, 8: the
 // registers and loads of A scale with it); the other skinny configs one.
-template <DType kDType, ConfigId kConfig, GemmOutput kOutput>
+template <DType kIn, DType kOut, ConfigId kConfig, GemmOutput kOutput>
 SkinnyEntry skinny_entry(int64_t m) {
-  using S = SkinnyShape<kConfig>;
-  using T = typename SkinnyElement<kDType>::type;
+  using T = typename SkinnyElement<kIn>::type;
+  using TOut = typename SkinnyElement<kOut>::type;
+  using S = SkinnyShape<kConfig, T>;
   constexpr bool kPartial = kOutput == GemmOutput::kPartial;
+  static_assert(kPartial || (sizeof(TOut) == 2 && (sizeof(T) == 1 || std::is_same_v<T, TOut>)),
+                "C is bf16 / fp16: the input type, or either for e4m3 inputs");
   if constexpr (S::kGemv) {
     if (m <= 1) return &gemv_kernel<T, 1, kPartial>;
     if (m <= 2) return &gemv_kernel<T, 2, kPartial>;
     if (m <= 4) return &gemv_kernel<T, 4, kPartial>;
     return &gemv_kernel<T, 8, kPartial>;
   } else {
-    return &skinny_gemm_kernel<T, S::kTileM, S::kTileN, S::kTileK, kPartial>;
+    return &skinny_gemm_kernel<T, TOut, S::kTileM, S::kTileN, S::kTileK, kPartial>;
   }
 }
 
 }  // namespace kernel
 
-template <DType kDType, WeightLayout kLayout, ConfigId kConfig, GemmOutput kOutput>
+template <DType kIn, DType kOut, WeightLayout kLayout, ConfigId kConfig, GemmOutput kOutput>
 KernelInfo sm90_skinny_prepare(int device) {
   static_assert(kLayout == WeightLayout::kNK, "the skinny kernels read B as [N, K] (K-major) only");
-  using S = kernel::SkinnyShape<kConfig>;
+  using S = kernel::SkinnyShape<kConfig, typename kernel::SkinnyElement<kIn>::type>;
   detail::DeviceGuard guard(device);
   // Every kernel of the config (the GEMV: one per rows of A, 1, 2, 4, 8; the others: one); the residency is the
   // least of theirs.
   int blocks = 1 << 30;
   for (int64_t m = 1; m <= (S::kGemv ? kernel::kGemvTileM : 1); m *= 2) {
-    auto entry = kernel::skinny_entry<kDType, kConfig, kOutput>(m);
+    auto entry = kernel::skinny_entry<kIn, kOut, kConfig, kOutput>(m);
     if (S::kSmemBytes > 0) {
       FLUX_CUDA_CHECK(cudaFuncSetAttribute(entry, cudaFuncAttributeMaxDynamicSharedMemorySize, S::kSmemBytes));
     }
@@ -334,15 +378,18 @@ KernelInfo sm90_skinny_prepare(int device) {
   return info;
 }
 
-template <DType kDType, WeightLayout kLayout, ConfigId kConfig, GemmOutput kOutput>
+template <DType kIn, DType kOut, WeightLayout kLayout, ConfigId kConfig, GemmOutput kOutput>
 void sm90_skinny_launch(const KernelLaunch& launch, cudaStream_t stream) {
   static_assert(kLayout == WeightLayout::kNK, "the skinny kernels read B as [N, K] (K-major) only");
-  using S = kernel::SkinnyShape<kConfig>;
+  using S = kernel::SkinnyShape<kConfig, typename kernel::SkinnyElement<kIn>::type>;
   constexpr bool kPartial = kOutput == GemmOutput::kPartial;
+  constexpr int kVecElems = 16 / int(sizeof(typename kernel::SkinnyElement<kIn>::type));
   const int splits = kPartial ? launch.splits : 1;
-  FLUX_CHECK(splits >= 1 && launch.k % splits == 0 && (launch.k / splits) % 8 == 0 && launch.n % 8 == 0,
+  FLUX_CHECK(splits >= 1 && launch.k % splits == 0 && (launch.k / splits) % kVecElems == 0 && launch.n % 8 == 0,
              "GEMM core: skinny config ", S::kShape.name, ": split-K ", splits, " with N = ", launch.n, ", K = ",
-             launch.k, " (expected N, K and K / splits multiples of 8)");
+             launch.k, " (expected N a multiple of 8, K and K / splits multiples of ", kVecElems, ")");
+  FLUX_CHECK(kPartial || !S::kShape.fp8 || (launch.scale_a != nullptr && launch.scale_b != nullptr),
+             "GEMM core: skinny config ", S::kShape.name, ": an FP8 launch needs both scales");
   FLUX_CHECK(!kPartial || (launch.workspace != nullptr && launch.publish.mode == kernel::kPublishNone),
              "GEMM core: a split-K launch needs a workspace and publishes from the reduction, not the GEMM");
   FLUX_CHECK(launch.order.unit_rows == S::kTileM, "GEMM core: skinny config ", S::kShape.name,
@@ -365,7 +412,7 @@ void sm90_skinny_launch(const KernelLaunch& launch, cudaStream_t stream) {
     config.attrs = &attribute;
     config.numAttrs = 1;
   }
-  FLUX_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel::skinny_entry<kDType, kConfig, kOutput>(launch.m), params));
+  FLUX_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel::skinny_entry<kIn, kOut, kConfig, kOutput>(launch.m), params));
   FLUX_CUDA_CHECK_LAUNCH(S::kShape.name);
 }
 

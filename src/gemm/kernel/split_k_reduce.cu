@@ -51,6 +51,11 @@ __global__ void __launch_bounds__(kThreads) split_k_reduce_kernel(SplitKReduceLa
       acc[2] += v.z;
       acc[3] += v.w;
     }
+    if (p.scale_a != nullptr) {  // FP8: (sum x sa) x sb, as the FP8 kernels' epilogue
+      const float sa = __ldg(p.scale_a + (p.scale_vectors ? row : 0));
+#pragma unroll
+      for (int q = 0; q < kVec; ++q) acc[q] = (acc[q] * sa) * __ldg(p.scale_b + (p.scale_vectors ? col + q : 0));
+    }
     if (bias != nullptr) {
 #pragma unroll
       for (int q = 0; q < kVec; ++q) acc[q] += device::to_float<T>(bias[col + q]);
@@ -90,7 +95,8 @@ void prepare_split_k_reduce(int device) {
 
 void launch_split_k_reduce(const SplitKReduceLaunch& p, cudaStream_t stream) {
   FLUX_CHECK(p.splits >= 1 && p.m >= 1 && p.n % 8 == 0 && p.tile_n % kVec == 0 && p.tile_m >= 1 &&
-                 p.workspace != nullptr && p.c != nullptr &&
+                 p.workspace != nullptr && p.c != nullptr && (p.scale_a == nullptr) == (p.scale_b == nullptr) &&
+                 (p.dtype == DType::kBF16 || p.dtype == DType::kFP16) &&
                  (p.publish.mode == kernel::kPublishNone || p.arrivals != nullptr),
              "split-K reduce: bad launch (m ", p.m, " n ", p.n, " splits ", p.splits, " tile ", p.tile_m, "x", p.tile_n,
              ")");
