@@ -16,9 +16,15 @@ keys "lrate<id>"): the other constants are shared with the M <= 2048 regime and 
 The skinny decode configs (ids 5, 6) have an item-time term of their own in predict() (as gemm_config.cpp);
 --grid skinny searches only their constants (latency, fill) with the others at their committed values, ranked by
 the geometric mean of best / picked; --emit writes the best. --grid gemv: the same for the GEMV config (id 12).
+--grid fp8-decode: the same over the e4m3 rows with M <= 64, of the FP8 decode constants that gemm_config.cpp does
+not have yet (its FP8 configs share the 16-bit ones): sm_bytes8 (the per-SM stream rate of the warp-specialized FP8
+configs at M <= kStreamMaxM) and sk8_lat / sk8_fill (the FP8 skinny config's term); with --admit 20 the FP8 skinny
+config (held back) is a candidate.
+--replay FILE...: no fit; the heuristic's picks recorded by `flux-bench gemm` (impl "flux" rows: config, splits)
+against this model copy's choose() with the committed constants, to check that the two are in step.
 
-usage: fit_heuristic.py SWEEP.jsonl... [--sms 132] [--grid all|skinny|gemv|rates|rates-large] [--no-swap] [--admit IDS]
-       [--only KEYS] [--cv N] [--low-hbm] [--emit FIT.json]
+usage: fit_heuristic.py SWEEP.jsonl... [--sms 132] [--grid all|skinny|gemv|rates|rates-large|fp8-decode] [--no-swap]
+       [--admit IDS] [--only KEYS] [--cv N] [--low-hbm] [--emit FIT.json] [--replay]
 """
 import argparse
 import collections
@@ -28,29 +34,37 @@ import json
 import math
 import statistics
 
-CONFIGS = [  # id, name, tile_m, tile_n, tile_k, cluster_m, cluster_n, pingpong, split_k  (gemm_config.h)
-    (0, "128x256x64_coop_c2x1", 128, 256, 64, 2, 1, False, False),
-    (1, "128x128x64_pingpong_c1x2", 128, 128, 64, 1, 2, True, True),
-    (2, "256x128x64_coop_c1x2", 256, 128, 64, 1, 2, False, False),
-    (3, "64x256x64_pingpong_c1x2", 64, 256, 64, 1, 2, True, True),
-    (4, "64x128x64_pingpong_swapab_c1x2", 64, 128, 64, 1, 2, True, True),  # swap-AB: a candidate for M <= 64
-    (5, "16x64x128_skinny_mma", 16, 64, 128, 1, 1, False, True),  # skinny: candidates for M <= tile_m
-    (6, "64x64x64_skinny_mma", 64, 64, 64, 1, 1, False, True),
-    (10, "128x128x64_coop_c1x2", 128, 128, 64, 1, 2, False, False),  # whole tiles here (stream-K: not modelled)
-    (11, "128x192x64_coop_c2x1", 128, 192, 64, 2, 1, False, False),
-    (12, "8x16x512_gemv", 8, 16, 512, 1, 1, False, True),  # GEMV: skinny, its own term, a candidate at M <= 1
-    (13, "16x64x128_pingpong_swapab_c1x1", 16, 64, 128, 1, 1, True, True),  # the decode rule's (choose())
-    (14, "64x64x128_pingpong_swapab_c1x1", 64, 64, 128, 1, 1, True, True),  # the decode rule's (choose())
-    (15, "128x144x64_coop_c2x1", 128, 144, 64, 2, 1, False, False),
-    (16, "128x112x64_coop_c2x1", 128, 112, 64, 2, 1, False, False),
-    (17, "128x176x64_coop_c2x1", 128, 176, 64, 2, 1, False, False),
+CONFIGS = [  # id, name, tile_m, tile_n, tile_k, cluster_m, cluster_n, pingpong, split_k, fp8  (gemm_config.h)
+    (0, "128x256x64_coop_c2x1", 128, 256, 64, 2, 1, False, False, False),
+    (1, "128x128x64_pingpong_c1x2", 128, 128, 64, 1, 2, True, True, False),
+    (2, "256x128x64_coop_c1x2", 256, 128, 64, 1, 2, False, False, False),
+    (3, "64x256x64_pingpong_c1x2", 64, 256, 64, 1, 2, True, True, False),
+    (4, "64x128x64_pingpong_swapab_c1x2", 64, 128, 64, 1, 2, True, True, False),  # swap-AB: a candidate for M <= 64
+    (5, "16x64x128_skinny_mma", 16, 64, 128, 1, 1, False, True, False),  # skinny: candidates for M <= tile_m
+    (6, "64x64x64_skinny_mma", 64, 64, 64, 1, 1, False, True, False),
+    (10, "128x128x64_coop_c1x2", 128, 128, 64, 1, 2, False, False, False),  # whole tiles here (stream-K: not modelled)
+    (11, "128x192x64_coop_c2x1", 128, 192, 64, 2, 1, False, False, False),
+    (12, "8x16x512_gemv", 8, 16, 512, 1, 1, False, True, False),  # GEMV: skinny, its own term, a candidate at M <= 1
+    (13, "16x64x128_pingpong_swapab_c1x1", 16, 64, 128, 1, 1, True, True, False),  # the decode rule's (choose())
+    (14, "64x64x128_pingpong_swapab_c1x1", 64, 64, 128, 1, 1, True, True, False),  # the decode rule's (choose())
+    (15, "128x144x64_coop_c2x1", 128, 144, 64, 2, 1, False, False, False),
+    (16, "128x112x64_coop_c2x1", 128, 112, 64, 2, 1, False, False, False),
+    (17, "128x176x64_coop_c2x1", 128, 176, 64, 2, 1, False, False, False),
+    # FP8 (e4m3 A and B; the 16-bit configs run bf16 / fp16 only): candidates for e4m3 rows only.
+    (7, "128x128x128_coop_c2x1_e4m3", 128, 128, 128, 2, 1, False, False, True),
+    (8, "128x128x128_coop_c1x2_e4m3", 128, 128, 128, 1, 2, False, False, True),
+    (9, "64x128x128_pingpong_c1x2_e4m3", 64, 128, 128, 1, 2, True, False, True),
+    (18, "128x112x128_coop_c2x1_e4m3", 128, 112, 128, 2, 1, False, False, True),  # held back
+    (19, "128x144x128_coop_c2x1_e4m3", 128, 144, 128, 2, 1, False, False, True),
+    (20, "16x64x256_skinny_e4m3", 16, 64, 256, 1, 1, False, True, True),  # held back; the skinny term, 1-byte elements
 ]
-RATE = {0: 1.00, 1: 1.06, 2: 1.06, 3: 1.00, 4: 1.00, 5: 1.00, 6: 1.00, 10: 1.00, 11: 1.00, 12: 1.00,
-        13: 1.00, 14: 1.00, 15: 1.00, 16: 1.00, 17: 1.00}  # M > MID_MAX_M
+RATE = {0: 1.00, 1: 1.06, 2: 1.06, 3: 1.00, 4: 1.00, 5: 1.00, 6: 1.00, 7: 2.00, 8: 2.00, 9: 1.20, 10: 1.00, 11: 1.00,
+        12: 1.00, 13: 1.00, 14: 1.00, 15: 1.00, 16: 1.00, 17: 1.00, 18: 2.00, 19: 2.10, 20: 1.00}  # M > MID_MAX_M
 # gemm_config.cpp kRelativeRateLowHbm: the large-M table of devices below 4 TB/s of HBM (the H100; --low-hbm).
 RATE_LOW_HBM = {**RATE, 1: 1.00, 2: 1.30, 11: 1.15, 17: 1.06}
-RATE_MID = {0: 1.00, 1: 1.06, 2: 1.30, 3: 1.00, 4: 0.94, 5: 1.00, 6: 1.00, 10: 1.30, 11: 1.30, 12: 1.00,
-            13: 1.00, 14: 1.00, 15: 1.20, 16: 1.20, 17: 1.30}  # --grid rates
+RATE_MID = {0: 1.00, 1: 1.06, 2: 1.30, 3: 1.00, 4: 0.94, 5: 1.00, 6: 1.00, 7: 2.00, 8: 2.00, 9: 1.20, 10: 1.30,
+            11: 1.30, 12: 1.00, 13: 1.00, 14: 1.00, 15: 1.20, 16: 1.20, 17: 1.30, 18: 2.00, 19: 2.00,
+            20: 1.00}  # --grid rates
 MID_MAX_M = 2048
 SKINNY_STAGES = 4
 SKINNY_CTAS_PER_SM = 2  # resident (shared memory: 4 stages of ~25 KB); the plan measures it (occupancy)
@@ -58,6 +72,11 @@ SKINNY_CANDIDATE_MAX_TILE_M = 16  # gemm_config.cpp: the 64-row skinny config is
 GEMV_CTAS_PER_SM = 4  # gemv_kernel.cuh: registers capped for 4 (kGemvMinCtasPerSm)
 GEMV_MAX_M = 1  # gemm_config.cpp kGemvMaxM
 MAX_SPLIT, MIN_DEPTH, SWAP_MAX_M = 16, 256, 1024
+
+
+def split_divides(k, s, fp8):
+    """gemm_config.cpp split_k_divides: K / S a whole number of 16-byte vectors (16 e4m3 elements, 8 of bf16)."""
+    return k % s == 0 and (k // s) % (16 if fp8 else 8) == 0
 SQUARE_PINGPONG_YIELD_MAX_M = 64  # gemm_config.cpp kSquarePingpongYieldMaxM
 
 
@@ -73,25 +92,28 @@ def jsonl_lines(paths):
 
 
 def predict(c, m, n, k, s, conc, K):
-    cid, name, tm, tn, tk, cm, cn, pp, _ = c
+    cid, name, tm, tn, tk, cm, cn, pp, _, fp8 = c
+    es = 1.0 if fp8 else 2.0  # bytes of an element of A and B (C: 2)
     units = cdiv(cdiv(m, tm), cm) * cdiv(cdiv(n, tn), cn)
     waves = cdiv(units * s, conc)
     if "gemv" in name:  # gemm_config.cpp: the skinny form, the GEMV's bytes in flight and constants
-        in_flight = tn * tk * 2.0 * (2.0 if m <= 2 else 1.0)
-        comp = K["gv_fill"] + waves * (tn * (k // s) * 2.0 / (in_flight / K["gv_lat"]))
-    elif "skinny" in name:  # their item time is a term of its own (gemm_config.cpp)
-        in_flight = (SKINNY_STAGES - 1) * tn * tk * 2.0
-        comp = K["sk_fill"] + waves * (tn * (k // s) * 2.0 / (in_flight / K["sk_lat"]))
+        in_flight = tn * tk * es * (2.0 if m <= 2 else 1.0)
+        comp = K["gv_fill"] + waves * (tn * (k // s) * es / (in_flight / K["gv_lat"]))
+    elif "skinny" in name:  # their item time is a term of its own (gemm_config.cpp); FP8's constants may differ
+        lat, fill = (K.get("sk8_lat", K["sk_lat"]), K.get("sk8_fill", K["sk_fill"])) if fp8 else (K["sk_lat"], K["sk_fill"])
+        in_flight = (SKINNY_STAGES - 1) * tn * tk * es
+        comp = fill + waves * (tn * (k // s) * es / (in_flight / lat))
     else:
         ksteps = cdiv(k // s, tk)
         # gemm_config.cpp: two tables (--grid rates fits the first, --grid rates-large the second)
         rate = K.get(f"rate{cid}", RATE_MID[cid]) if m <= MID_MAX_M else K.get(f"lrate{cid}", RATE[cid])
         mma = 2.0 * tm * tn * tk / (K["sm_flops"] * rate)
-        bw = K["sm_bytes"] if m <= K["stream_max_m"] else K["sm_bytes_l2"]
-        load = (min(m, tm) + tn) * tk * 2.0 / bw
+        stream = K.get("sm_bytes8", K["sm_bytes"]) if fp8 else K["sm_bytes"]  # --grid fp8-decode fits sm_bytes8
+        bw = stream if m <= K["stream_max_m"] else K["sm_bytes_l2"]
+        load = (min(m, tm) + tn) * tk * es / bw
         item = ksteps * max(mma, load) + (0.0 if pp else K["coop_epi"])
         comp = K["fill"] + waves * item
-    by = (m * k + n * k + m * n) * 2.0 + (s * m * n * 4.0 if s > 1 else 0.0)
+    by = (m * k + n * k) * es + m * n * 2.0 + (s * m * n * 4.0 if s > 1 else 0.0)
     t = max(comp, by / K["hbm"])
     if s > 1:
         t += K["reduce_fixed"] + (s * m * n * 4.0 + m * n * 2.0) / K["hbm"]
@@ -102,14 +124,15 @@ DECODE_SWAP_MAX_M, DECODE_SPLIT_UNITS_DIV = 16, 6  # gemm_config.cpp: the decode
 DECODE_WIDE_MIN_M, DECODE_WIDE_MAX_M = 33, 64
 
 
-# Configs compiled and swept but not candidates of gemm_config.cpp's heuristic until a sweep fits their rates (replayed
-# as candidates with --admit). None now: 15, 16, 17 were admitted on 2026-12-07 (s23a).
-HELD_BACK = set()
+# Configs compiled and swept but not candidates of gemm_config.cpp's heuristic (held_back) until a sweep fits their
+# rates or terms (replayed as candidates with --admit): FP8 128x112x128 (18) and the FP8 skinny config (20).
+HELD_BACK = {18, 20}
 
 
-def choose(m, n, k, sms, K):
+def choose(m, n, k, sms, K, dtype="bf16"):
+    fp8 = dtype == "e4m3"
     wide = DECODE_WIDE_MIN_M <= m <= DECODE_WIDE_MAX_M
-    if (m <= DECODE_SWAP_MAX_M or wide) and m <= K["swap_max_m"]:  # the decode rule replaces the model
+    if (m <= DECODE_SWAP_MAX_M or wide) and m <= K["swap_max_m"] and not fp8:  # the decode rule replaces the model
         c = next(c for c in CONFIGS if c[0] == (14 if wide else 13))
         units = cdiv(m, c[2]) * cdiv(n, c[3])
         s = 1
@@ -121,6 +144,8 @@ def choose(m, n, k, sms, K):
         return predict(c, m, n, k, s, sms, K)[0], c, s
     best = None
     for c in CONFIGS:
+        if c[9] != fp8:  # compiled for the other input types
+            continue
         if c[0] in (13, 14):  # the decode rule's only
             continue
         if c[0] in HELD_BACK and c[0] not in K.get("admit", ()):
@@ -146,7 +171,7 @@ def choose(m, n, k, sms, K):
         if c[8]:
             units = cdiv(cdiv(m, c[2]), c[5]) * cdiv(cdiv(n, c[3]), c[6])
             for s in range(2, MAX_SPLIT + 1):
-                if k % s or (k // s) % 8 or k // s < MIN_DEPTH:
+                if not split_divides(k, s, fp8) or k // s < MIN_DEPTH:
                     continue
                 if units * s > 2 * conc:
                     break
@@ -166,7 +191,7 @@ SWAP_ORDER_IN_C_SINCE = "2026-12-04T20:30:00Z"
 
 def order_of(c, m, n, sms):
     """The heuristic's raster / swizzle for config c (gemm_config.cpp)."""
-    _, _, tm, tn, _, cm, cn, pp, _ = c
+    _, _, tm, tn, _, cm, cn, pp, _, _ = c
     um, un = cdiv(cdiv(m, tm), cm), cdiv(cdiv(n, tn), cn)
     if "skinny" in c[1] or "gemv" in c[1]:
         return "row", 1
@@ -188,7 +213,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("sweep", nargs="+")
     ap.add_argument("--sms", type=int, default=132)
-    ap.add_argument("--grid", choices=["all", "skinny", "gemv", "rates", "rates-large"], default="all")
+    ap.add_argument("--grid", choices=["all", "skinny", "gemv", "rates", "rates-large", "fp8-decode"], default="all")
+    ap.add_argument("--replay", action="store_true", help="the files are `flux-bench gemm` runs, not sweeps: compare "
+                    "their picks (impl flux: config, splits) with choose() under the committed constants")
     ap.add_argument("--no-swap", action="store_true", help="replay the selection of plans without swap-AB "
                     "(GemmOptions::allow_swap_ab = false)")
     ap.add_argument("--admit", default="", help="config ids held back by gemm_config.cpp (HELD_BACK) to replay as "
@@ -204,6 +231,9 @@ def main():
     ap.add_argument("--emit", help="--grid rates / rates-large / skinny: write the fitted constants as JSON "
                     "(scripts/corpus/apply_fit.py)")
     a = ap.parse_args()
+    if a.replay:
+        replay(a)
+        return
     shapes = collections.defaultdict(dict)
     cublas = {}
     for line in jsonl_lines(a.sweep):
@@ -213,6 +243,8 @@ def main():
         if r.get("impl") != "flux_sweep" or not r.get("max_rel_err", 0) < 1e-2 or r.get("stream_k"):
             continue
         if a.grid == "rates-large" and r["m"] <= MID_MAX_M:
+            continue
+        if a.grid == "fp8-decode" and (r["dtype"] != "e4m3" or r["m"] > 64):
             continue
         if a.no_swap and "swapab" in r["config"]:  # not a variant such plans can run
             continue
@@ -232,12 +264,15 @@ def main():
         grid = dict(sk_lat=[0.5, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 1e3], sk_fill=[0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 9.0])
     if a.grid == "gemv":
         grid = dict(gv_lat=[0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 1e3], gv_fill=[0.0, 1.0, 2.0, 4.0, 6.0, 9.0, 12.0])
+    if a.grid == "fp8-decode":
+        grid = dict(sm_bytes8=[1.5e4, 2e4, 2.5e4, 3e4, 3.5e4, 4e4, 5e4, 6e4],
+                    sk8_lat=[2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 10.0, 1e3], sk8_fill=[0.0, 1.0, 2.0, 3.0, 4.0, 6.0])
     def score(K, by_m=None, keys=None):  # keys: the shapes to score (default all)
         q, vc, missing = [], [], 0
         for key in (shapes if keys is None else keys):
             variants = shapes[key]
             _, m, n, k = key
-            t, c, s = choose(m, n, k, a.sms, K)
+            t, c, s = choose(m, n, k, a.sms, K, key[0])
             raster, swz = order_of(c, m, n, a.sms)
             picked = variants.get((c[1], raster, swz, s))
             if picked is None:  # split rows carry the order the plan chose; match on (config, splits)
@@ -338,7 +373,7 @@ def main():
         for values in itertools.product(*grid.values()):
             K = dict(base, **dict(zip(grid.keys(), values)))
             scored.append((score(K), K))
-        if a.grid in ("skinny", "gemv"):
+        if a.grid in ("skinny", "gemv", "fp8-decode"):
             # Ranked by the geometric mean of best / picked (the objective of --grid rates), then emitted.
             scored.sort(key=lambda t: (-t[0][0], -t[0][1]))
             print(f"{len(shapes)} shapes; committed:", "geo %.4f median vs cublas %.3f (best/picked median %.3f, "
@@ -364,6 +399,35 @@ def main():
     for key, v in shapes.items():
         by_m[key[1]].append(cublas[key] / min(v.values()))
     print("oracle by M:", {m: round(statistics.median(x), 3) for m, x in sorted(by_m.items())})
+
+
+def committed_constants(a):
+    """gemm_config.cpp's constants as main() starts from them (the rate tables are RATE_MID / RATE)."""
+    return dict(sm_flops=5.3e6, sm_bytes=2.0e4, sm_bytes_l2=1.6e5, stream_max_m=64, hbm=4.0e6, fill=12.0, coop_epi=0.3,
+                reduce_fixed=8.0, split_gain=0.0, sk_lat=6.0, sk_fill=1.0, gv_lat=2.0, gv_fill=1.0,
+                swap_max_m=0 if a.no_swap else SWAP_MAX_M, admit={int(x) for x in a.admit.split(",") if x})
+
+
+def replay(a):
+    K = committed_constants(a)
+    if a.low_hbm:
+        K.update({f"lrate{cid}": r for cid, r in RATE_LOW_HBM.items()})
+    rows = same = 0
+    differ = collections.Counter()
+    for line in jsonl_lines(a.sweep):
+        r = json.loads(line)
+        if r.get("impl") != "flux" or r.get("stream_k") or "forced" in r.get("reason", "") or \
+                "tuning cache" in r.get("reason", ""):
+            continue
+        _, c, s = choose(r["m"], r["n"], r["k"], a.sms, K, r["dtype"])
+        rows += 1
+        if (c[1], s) == (r["config"], r.get("splits", 1)):
+            same += 1
+        else:
+            differ[(r["dtype"], r["config"], r.get("splits", 1), c[1], s)] += 1
+    print(f"{same} of {rows} picks as choose() (config and splits)")
+    for (dt, was, ws, model, ms), count in differ.most_common(12):
+        print(f"  {count} x {dt}: flux-bench {was} split {ws}, choose() {model} split {ms}")
 
 
 if __name__ == "__main__":
