@@ -254,10 +254,7 @@ def main():
             raster = "col" if raster == "row" else "row"  # recorded in the kernel's view: the same walk in C's
         shapes[key][(r["config"], raster, r["swizzle"], r.get("splits", 1))] = r["median_ms"]
         cublas[key] = r["cublas_ms"]
-    base = dict(sm_flops=5.3e6, sm_bytes=2.0e4, sm_bytes_l2=1.6e5, stream_max_m=64, hbm=4.0e6, fill=12.0, coop_epi=0.3,
-                reduce_fixed=8.0, split_gain=0.0, sk_lat=6.0, sk_fill=1.0, gv_lat=2.0, gv_fill=1.0,
-                swap_max_m=0 if a.no_swap else SWAP_MAX_M,
-                admit={int(x) for x in a.admit.split(",") if x})
+    base = committed_constants(a)
     grid = dict(sm_bytes=[1e4, 2e4, 3e4, 6e4, 1.6e5], stream_max_m=[128, 256, 512], fill=[1.0, 4.0, 8.0],
                 reduce_fixed=[1.0, 2.0, 4.0], split_gain=[0.0, 0.05])
     if a.grid == "skinny":
@@ -300,16 +297,19 @@ def main():
         # Coordinate descent (the grid of every combination is too large): each constant in turn takes the value of
         # its list that maximizes the geometric mean of best / picked over the shapes, until nothing moves.
         rates = [0.80, 0.85, 0.90, 0.94, 0.97, 1.00, 1.03, 1.06, 1.10, 1.15, 1.20, 1.30, 1.40, 1.50, 1.65]
+        swept = {key[0] == "e4m3" for key in shapes}  # the input types swept: only their configs' rates are searched
+        if True in swept:
+            rates = rates + [1.80, 2.00, 2.10, 2.20, 2.40]  # the FP8 configs' rates (2x the 16-bit MMA rate)
         if a.grid == "rates":
             space = {f"rate{c[0]}": rates for c in CONFIGS if "skinny" not in c[1] and "gemv" not in c[1] and c[0] != 0
-                     and (c[0] not in HELD_BACK or c[0] in base["admit"])}
+                     and c[9] in swept and (c[0] not in HELD_BACK or c[0] in base["admit"])}
             space.update(swap_max_m=[64, 128, 256, 512, 1024, 1 << 30],
                          reduce_fixed=[1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 11.0, 15.0], fill=[1.0, 4.0, 8.0, 12.0],
                          coop_epi=[0.0, 0.3, 0.6, 1.0, 1.5, 2.5], stream_max_m=[64, 128, 256, 512])
         else:  # the large-M table; swap-AB and the skinny configs are not candidates there
             space = {f"lrate{c[0]}": rates for c in CONFIGS
                      if "skinny" not in c[1] and "gemv" not in c[1] and "swapab" not in c[1] and c[0] != 0
-                     and (c[0] not in HELD_BACK or c[0] in base["admit"])}
+                     and c[9] in swept and (c[0] not in HELD_BACK or c[0] in base["admit"])}
         if a.only:
             keep = set(a.only.split(","))
             unknown = keep - set(space)
