@@ -16,6 +16,6 @@ run_step("configure consumer" ${CMAKE_COMMAND} -S "${CONSUMER_SOURCE_DIR}" -B "$
 run_step("build consumer" ${CMAKE_COMMAND} --build "${WORK_DIR}/build")
 run_step("run consumer" "${WORK_DIR}/build/flux_consumer")
 message(STATUS "${step_output}")
-if(NOT step_output MATCHES "flux consumer: 20 configs")  # gemm_configs(): 15 16-bit + 5 FP8
+if(NOT step_output MATCHES "flux consumer: 21 configs")  # gemm_configs(): 15 16-bit + 6 FP8
   message(FATAL_ERROR "install test: unexpected consumer output:\n${step_output}")
 endif()
