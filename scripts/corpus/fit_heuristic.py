@@ -72,16 +72,16 @@ SKINNY_CANDIDATE_MAX_TILE_M = 16  # gemm_config.cpp: the 64-row skinny config is
 GEMV_CTAS_PER_SM = 4  # gemv_kernel.cuh: registers capped for 4 (kGemvMinCtasPerSm)
 GEMV_MAX_M = 1  # gemm_config.cpp kGemvMaxM
 MAX_SPLIT, MIN_DEPTH, SWAP_MAX_M = 16, 256, 1024
-
-
-def split_divides(k, s, fp8):
-    """gemm_config.cpp split_k_divides: K / S a whole number of 16-byte vectors (16 e4m3 elements, 8 of bf16)."""
-    return k % s == 0 and (k // s) % (16 if fp8 else 8) == 0
 SQUARE_PINGPONG_YIELD_MAX_M = 64  # gemm_config.cpp kSquarePingpongYieldMaxM
 
 
 def cdiv(a, b):
     return (a + b - 1) // b
+
+
+def split_divides(k, s, fp8):
+    """gemm_config.cpp split_k_divides: K / S a whole number of 16-byte vectors (16 e4m3 elements, 8 of bf16)."""
+    return k % s == 0 and (k // s) % (16 if fp8 else 8) == 0
 
 
 def jsonl_lines(paths):
@@ -138,7 +138,7 @@ def choose(m, n, k, sms, K, dtype="bf16"):
         s = 1
         if units * DECODE_SPLIT_UNITS_DIV < sms:
             for t in range(2, MAX_SPLIT + 1):
-                if k % t == 0 and (k // t) % 8 == 0 and k // t >= MIN_DEPTH and units * t * 4 <= sms * 3 \
+                if split_divides(k, t, False) and k // t >= MIN_DEPTH and units * t * 4 <= sms * 3 \
                         and units * t <= 2 * sms:
                     s = t
         return predict(c, m, n, k, s, sms, K)[0], c, s
