@@ -137,12 +137,9 @@ struct GemmOptions {
   // "none" = no cache. Entries for this (dtype, layout, N, K, SMs, M bucket) override the heuristic; a
   // cache for another GPU or build is ignored with a one-line warning.
   std::string tune_cache;
-  // FP8 plans: how many K = 32 MMAs the tensor cores accumulate in their own partial sums before the kernel
-  // adds them into the fp32 accumulators (CUTLASS's promotion interval): a multiple of 4 (one 128-deep
-  // k-tile), 4..64; 0 = knob FLUX_GEMM_FP8_PROMOTION (default 16: every 512 of K). Larger is faster (fewer
-  // pipeline drains) and in principle less accurate (measured on the H200, 18 suite shapes, K 6144..24576,
-  // bf16 out: max relative error 1.72e-3 at 4, 1.74e-3 at 16, cuBLASLt 1.72e-3; speed +30% from 4 to 16).
-  int32_t fp8_promotion = 0;
+  // (FP8 plans have no promotion interval to set: the tensor cores' partial sums are added into the fp32
+  // accumulators after every k-tile, one k-tile behind the MMAs; GemmOptions::fp8_promotion and the knob
+  // FLUX_GEMM_FP8_PROMOTION were retired with it, see knobs::retired().)
 };
 
 // (b) wait-before-load.

@@ -23,4 +23,16 @@ const std::vector<Knob>& all();
 std::string get_string(const std::string& name);
 int64_t get_int(const std::string& name);
 
+// Knobs the library no longer reads, each with what replaced it. README.md lists them too.
+struct RetiredKnob {
+  const char* name;
+  const char* replaced_by;
+};
+const std::vector<RetiredKnob>& retired();
+
+// Throws flux::InvalidArgument naming the first retired knob set (non-empty) in the environment and what
+// replaced it, so that a setting that no longer does anything is never silently ignored. Every GemmPlan
+// (and so every op built on the GEMM core) calls it.
+void reject_retired();
+
 }  // namespace flux::knobs

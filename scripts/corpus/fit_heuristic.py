@@ -223,9 +223,12 @@ def main():
     ap.add_argument("--only", default="", help="--grid rates / rates-large: search only these constants (comma-separated "
                     "keys, e.g. rate15,rate16), the others at their committed values (a fit on another GPU's sweep that "
                     "should move only the admitted configs)")
-    ap.add_argument("--cv", type=int, default=0, help="--grid rates / rates-large: also fit on all but one of N folds "
-                    "of the shapes and score the held-out fold against the constants without the --admit configs "
-                    "(N >= 2)")
+    ap.add_argument("--cv", type=int, default=0, help="--grid rates / rates-large / skinny / gemv / fp8-decode: also "
+                    "fit on all but one of N folds of the shapes and score the held-out fold against the constants "
+                    "without the --admit configs (N >= 2)")
+    ap.add_argument("--fix", default="", help="--grid skinny / gemv / fp8-decode: no search, score these values "
+                    "(comma-separated KEY=VALUE over the grid's keys, e.g. sm_bytes8=35000,sk8_lat=8,sk8_fill=8) "
+                    "against the committed constants: the judge of a fit on a sweep of the test half")
     ap.add_argument("--low-hbm", action="store_true", help="start from (and compare with) the large-M table of "
                     "devices below 4 TB/s of HBM (RATE_LOW_HBM, gemm_config.cpp kRelativeRateLowHbm) instead of RATE")
     ap.add_argument("--emit", help="--grid rates / rates-large / skinny: write the fitted constants as JSON "
@@ -263,7 +266,16 @@ def main():
         grid = dict(gv_lat=[0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 1e3], gv_fill=[0.0, 1.0, 2.0, 4.0, 6.0, 9.0, 12.0])
     if a.grid == "fp8-decode":
         grid = dict(sm_bytes8=[1.5e4, 2e4, 2.5e4, 3e4, 3.5e4, 4e4, 5e4, 6e4],
-                    sk8_lat=[2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 10.0, 1e3], sk8_fill=[0.0, 1.0, 2.0, 3.0, 4.0, 6.0])
+                    sk8_lat=[2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 10.0, 1e3],
+                    sk8_fill=[0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 10.0, 12.0, 15.0, 20.0])
+    if a.fix:
+        if a.grid not in ("skinny", "gemv", "fp8-decode"):
+            raise SystemExit("fit_heuristic: --fix is for --grid skinny / gemv / fp8-decode")
+        fixed = dict(kv.split("=", 1) for kv in a.fix.split(","))
+        unknown = set(fixed) - set(grid)
+        if unknown or set(grid) - set(fixed):
+            raise SystemExit(f"fit_heuristic: --fix must give every key of the grid ({sorted(grid)}), got {sorted(fixed)}")
+        grid = {k: [float(v)] for k, v in fixed.items()}
     def score(K, by_m=None, keys=None):  # keys: the shapes to score (default all)
         q, vc, missing = [], [], 0
         for key in (shapes if keys is None else keys):
@@ -361,7 +373,7 @@ def main():
                       fmt(score(Kf, keys=test)), {k: Kf[k] for k in space})
         K = descend(K)
         # committed: gemm_config.cpp today (its two rate tables are RATE_MID / RATE)
-        print_by_m("committed", dict(base))
+        print_by_m("committed", dict(base, exclude=base["admit"]))
         print_by_m("fitted", K)
         if a.emit:
             with open(a.emit, "w") as f:
@@ -378,13 +390,28 @@ def main():
             scored.sort(key=lambda t: (-t[0][0], -t[0][1]))
             print(f"{len(shapes)} shapes; committed:", "geo %.4f median vs cublas %.3f (best/picked median %.3f, "
                   "min vc %.3f, min q %.3f, %d unmeasured picks)" % score(base))
+            if base["admit"]:  # gemm_config.cpp as it is: the held-back configs not candidates
+                print("committed without the --admit configs:", "geo %.4f median vs cublas %.3f (best/picked median "
+                      "%.3f, min vc %.3f, min q %.3f, %d unmeasured picks)" % score(dict(base, exclude=base["admit"])))
             for sc, K in scored[:10]:
                 print(f"geo {sc[0]:.4f} vs cublas median {sc[1]:.3f} (min {sc[3]:.3f}, min q {sc[4]:.3f}):",
                       {k: K[k] for k in grid})
             if a.emit:
                 with open(a.emit, "w") as f:
                     json.dump({k: scored[0][1][k] for k in grid}, f)
-            print_by_m("committed", dict(base))
+            if a.cv > 1:
+                # As --grid rates' --cv: fold f (every a.cv-th shape in key order) scored with the grid's best on the
+                # other folds, against the committed constants without the --admit configs.
+                keys = sorted(shapes)
+                fmt = lambda sc: "geo %.4f median vs cublas %.3f" % sc[:2]
+                for fold in range(a.cv):
+                    test = [key for i, key in enumerate(keys) if i % a.cv == fold]
+                    train = [key for i, key in enumerate(keys) if i % a.cv != fold]
+                    Kf = max((K for _, K in scored), key=lambda K: score(K, keys=train)[:2])
+                    print(f"cv fold {fold} ({len(test)} held-out shapes): committed without the --admit configs",
+                          fmt(score(dict(base, exclude=base["admit"]), keys=test)), "| fitted on the other folds",
+                          fmt(score(Kf, keys=test)), {k: Kf[k] for k in grid})
+            print_by_m("committed", dict(base, exclude=base["admit"]))
             print_by_m("fitted", scored[0][1])
             return
         results = [(sc[1], sc[2], sc[3], sc[4], K) for sc, K in scored]

@@ -230,7 +230,6 @@ struct GemmPlan::Impl {
   int32_t swizzle = 0;                    // option, else knob
   uint64_t timeout_ns = 0;
   uint32_t chaos_seed = 0;                // knob FLUX_CHAOS_SEED
-  int32_t fp8_promotion = 16;             // option, else knob FLUX_GEMM_FP8_PROMOTION
   std::string tune_path;                  // GemmOptions::tune_cache / knob FLUX_TUNE_CACHE ("" = none)
   gemm::TuneCache tune;
   DeviceStatus* status = nullptr;         // device memory, one record
@@ -254,6 +253,7 @@ struct GemmPlan::Impl {
 };
 
 GemmPlan::GemmPlan(const GemmDesc& desc, const GemmOptions& options) : impl_(std::make_unique<Impl>()) {
+  knobs::reject_retired();
   validate_gemm_desc(desc);
   validate_tile_order_spec(options.order);
   Impl& p = *impl_;
@@ -279,12 +279,6 @@ GemmPlan::GemmPlan(const GemmDesc& desc, const GemmOptions& options) : impl_(std
   }
 
   p.chaos_seed = static_cast<uint32_t>(knobs::get_int("FLUX_CHAOS_SEED"));
-  {
-    const int64_t interval = options.fp8_promotion != 0 ? options.fp8_promotion : knobs::get_int("FLUX_GEMM_FP8_PROMOTION");
-    FLUX_CHECK_ARG(interval >= 4 && interval <= 64 && interval % 4 == 0, "flux gemm: FP8 promotion interval ", interval,
-                   " (GemmOptions::fp8_promotion / FLUX_GEMM_FP8_PROMOTION; expected a multiple of 4 in 4..64)");
-    p.fp8_promotion = static_cast<int32_t>(interval);
-  }
   {
     int64_t sk = options.split_k != 0 ? options.split_k : knobs::get_int("FLUX_GEMM_SPLIT_K");
     FLUX_CHECK_ARG(sk >= 0 && sk <= kMaxSplitK, "flux gemm: split-K ", sk,
@@ -388,7 +382,7 @@ std::string GemmPlan::resolved_options() const {
   return detail::cat("config=", p.forced_config >= 0 ? gemm_configs()[p.forced_config].name : "auto", " raster=",
                      p.raster == Raster::kAuto ? "auto" : (p.raster == Raster::kRowMajor ? "row" : "col"),
                      " swizzle=", p.swizzle, " max_sms=", p.options.max_sms, " wait_timeout_ns=", p.timeout_ns,
-                     " chaos_seed=", p.chaos_seed, " split_k=", p.split_k, " stream_k=", stream_k_name(p.stream_k), " fp8_promotion=", p.fp8_promotion, " swap_ab=", p.options.allow_swap_ab ? 1 : 0,
+                     " chaos_seed=", p.chaos_seed, " split_k=", p.split_k, " stream_k=", stream_k_name(p.stream_k), " swap_ab=", p.options.allow_swap_ab ? 1 : 0,
                      " tune_cache=", p.tune.size() ? p.tune.digest() : std::string("none"));
 }
 const DeviceLimits& GemmPlan::device_limits() const { return impl_->limits; }
@@ -575,7 +569,6 @@ void GemmPlan::run(const GemmArgs& args, cudaStream_t stream) const {
   launch.scale_a = args.scale_a;
   launch.scale_b = args.scale_b;
   launch.scale_vectors = p.desc.scale == ScaleKind::kPerRowCol;
-  launch.fp8_promotion = p.fp8_promotion;
   launch.splits = sel.splits;
   launch.workspace = workspace;
   // Over C's units for every config: a swap-AB kernel walks the same map transposed (ordered_tile_scheduler.cuh).

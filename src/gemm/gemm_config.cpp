@@ -172,6 +172,8 @@ constexpr double kRelativeRateMid[gemm::kNumConfigs] = {1.00, 1.06, 1.30, 1.00, 
 // every config.)
 constexpr double kSmFlopsPerUs = 5.3e6;       // FLOP per microsecond per SM at rate 1.00
 constexpr double kSmStreamBytesPerUs = 2.0e4; // bytes per microsecond one SM loads while B streams from HBM
+// The FP8 (1-byte) warp-specialized configs' rate at M <= kStreamMaxM: FIT PENDING (the 16-bit value until then).
+constexpr double kSmStreamBytesPerUsFp8 = kSmStreamBytesPerUs;
 constexpr double kSmL2BytesPerUs = 1.6e5;     // bytes per microsecond one SM loads when B is reused from L2
 constexpr int64_t kStreamMaxM = 64;           // fitted 2026-12-03 (was 256: see kRelativeRateMid)
 constexpr double kHbmBytesPerUs = 4.0e6;      // bytes per microsecond from HBM, whole GPU
@@ -307,6 +309,9 @@ struct Prediction {
 constexpr double kSkinnyLatencyUs = 6.0;
 constexpr int32_t kSkinnyCandidateMaxTileM = 16;
 constexpr double kSkinnyFillUs = 1.0;
+// The FP8 skinny config's (16x64x256_skinny_e4m3) own: FIT PENDING (the 16-bit values until then).
+constexpr double kSkinnyFp8LatencyUs = kSkinnyLatencyUs;
+constexpr double kSkinnyFp8FillUs = kSkinnyFillUs;
 // The GEMV config (8x16x512_gemv, src/gemm/kernel/gemv_kernel.cuh) in the same form: each CTA has tile_n rows
 // of B x tile_k of K in flight (x 2 at M <= 2, where the kernel unrolls twice as far), streamed straight into
 // registers; a candidate at M <= kGemvMaxM. First estimates (2026-12-04): a DRAM round trip under load for the
@@ -339,13 +344,15 @@ Prediction predict(const GemmConfigInfo& c, int64_t m, int64_t n, int64_t k, int
   } else if (c.skinny) {
     const double in_flight = double(gemm::kSkinnyStages - 1) * c.tile_n * c.tile_k * es;  // bytes of B per CTA
     const double item_bytes = double(c.tile_n) * double(k / splits) * es;
-    compute_us = kSkinnyFillUs + double(p.waves) * (item_bytes / (in_flight / kSkinnyLatencyUs));
+    const double latency_us = c.fp8 ? kSkinnyFp8LatencyUs : kSkinnyLatencyUs;
+    compute_us = (c.fp8 ? kSkinnyFp8FillUs : kSkinnyFillUs) + double(p.waves) * (item_bytes / (in_flight / latency_us));
   } else {
     const double ksteps = double(ceil_div(k / splits, c.tile_k));
     const double rate = m <= kMidMaxM ? kRelativeRateMid[c.id] : large_rate[c.id];
     const double mma_us = 2.0 * c.tile_m * c.tile_n * c.tile_k / (kSmFlopsPerUs * rate);
     const double rows = double(std::min<int64_t>(m, c.tile_m));
-    const double sm_bytes_per_us = m <= kStreamMaxM ? kSmStreamBytesPerUs : kSmL2BytesPerUs;
+    const double stream_bytes_per_us = c.fp8 ? kSmStreamBytesPerUsFp8 : kSmStreamBytesPerUs;
+    const double sm_bytes_per_us = m <= kStreamMaxM ? stream_bytes_per_us : kSmL2BytesPerUs;
     const double load_us = (rows + c.tile_n) * c.tile_k * es / sm_bytes_per_us;
     const double kstep_us = std::max(mma_us, load_us);
     const double epilogue_us = c.pingpong ? 0.0 : kCoopEpilogueUs;

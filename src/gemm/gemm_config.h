@@ -94,11 +94,12 @@
 //       registers and multiply with mma.sync; one CTA per tile and K slice. All three extension points
 //       work. Compiled for the K-major weight (WeightLayout::kNK) only; tile_k is the K a lane has in
 //       flight per loop (16 rows: 4 chunks of 32; 64 rows: 2, for registers).
-// FP8 (e4m3 A and B, bf16 / fp16 C, fp32 accumulation with CUTLASS's periodic promotion; ConfigShape::fp8):
+// FP8 (e4m3 A and B, bf16 / fp16 C, fp32 accumulation: the tensor cores' partial sums promoted every k-tile,
+// one k-tile behind (src/gemm/kernel/lagged_fp8_mainloop.cuh); ConfigShape::fp8):
 //   tiles 128 deep in K (128 bytes per row of a stage, the swizzle WGMMA reads fastest; CUTLASS's own
 //   FP8 configs), per output type: 128x128x128 cooperative, cluster 2x1 and 1x2 (large M), 64x128x128
 //   ping-pong c1x2 (small M). Each math warp group holds at most 64 x 128 fp32 accumulators: the promotion
-//   keeps a second set (the tensor cores' partial sums, added into the fp32 ones every few k-blocks), so a
+//   keeps more sets (the tensor cores' partial sums, added into the fp32 ones every k-tile), so a
 //   128 x 128 (ping-pong) or 64 x 256 (128x256 cooperative) share needs 2 x 128 registers per thread and
 //   spills (measured: 128x128x128 ping-pong spilled 1 KB per thread (ptxas -v) and ran at 0.22 of
 //   cuBLASLt FP8 on the 18 suite shapes, H200, 2026-12-02; 128x256x128 cooperative needs the same; the

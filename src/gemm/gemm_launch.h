@@ -27,7 +27,6 @@ struct KernelLaunch {
   const float* scale_a = nullptr;  // FP8: per-tensor scalars, or [m] / [n] when scale_vectors
   const float* scale_b = nullptr;
   bool scale_vectors = false;
-  int32_t fp8_promotion = 16;      // FP8: MMAs between promotions into the fp32 accumulators
   int32_t splits = 1;         // kPartial: K is cut into `splits` slices (K / splits a multiple of 16 bytes)
   float* workspace = nullptr;  // kPartial: [splits, m, n] fp32 partial products; stream-K: one fp32 tile per CTA
   StreamKShape stream_k{};     // active: the cooperative kernel runs this decomposition (num_clusters = its workers)

@@ -1,5 +1,5 @@
-// tests/common/test_knobs.cpp — the knob registry: defaults, overrides, errors, and the README lists
-// every knob with its default.
+// tests/common/test_knobs.cpp — the knob registry: defaults, overrides, errors, retired knobs refused, and the
+// README lists every knob with its default and every retired one.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -37,6 +37,28 @@ TEST(Knobs, BadValuesAndNames) {
   EXPECT_THROW(flux::knobs::get_string("FLUX_NO_SUCH_KNOB"), flux::InvalidArgument);
 }
 
+TEST(Knobs, RetiredKnobsAreRefusedNotIgnored) {
+  ASSERT_FALSE(flux::knobs::retired().empty());
+  for (const auto& knob : flux::knobs::retired()) {
+    unsetenv(knob.name);
+    EXPECT_NO_THROW(flux::knobs::reject_retired()) << knob.name;
+    setenv(knob.name, "", 1);  // empty = unset, as for live knobs
+    EXPECT_NO_THROW(flux::knobs::reject_retired()) << knob.name;
+    setenv(knob.name, "16", 1);
+    try {
+      flux::knobs::reject_retired();
+      ADD_FAILURE() << knob.name << "=16 accepted";
+    } catch (const flux::InvalidArgument& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(std::string(knob.name) + "='16' was retired"), std::string::npos) << what;
+      EXPECT_NE(what.find(knob.replaced_by), std::string::npos) << what;
+    }
+    unsetenv(knob.name);
+    // A retired name is no longer a registered knob.
+    EXPECT_THROW(flux::knobs::get_string(knob.name), flux::InvalidArgument) << knob.name;
+  }
+}
+
 TEST(Knobs, ReadmeListsEveryKnobWithItsDefault) {
   std::ifstream in(std::string(FLUX_SOURCE_DIR) + "/README.md");
   ASSERT_TRUE(in.good()) << "README.md not found under " << FLUX_SOURCE_DIR;
@@ -48,6 +70,10 @@ TEST(Knobs, ReadmeListsEveryKnobWithItsDefault) {
     std::string value = *knob.default_value ? std::string("`") + knob.default_value + "`" : std::string("(empty)");
     std::string row = std::string("| `") + knob.name + "` | " + value + " |";
     EXPECT_NE(readme.find(row), std::string::npos) << "README.md has no row starting " << row;
+  }
+  for (const auto& knob : flux::knobs::retired()) {
+    const std::string row = std::string("| `") + knob.name + "` | ";
+    EXPECT_NE(readme.find(row), std::string::npos) << "README.md's retired knobs have no row starting " << row;
   }
 }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
 #include "flux/gemm.h"
@@ -170,6 +171,18 @@ TEST(GemmValidate, Fp8ScalesAndOutputType) {
   const flux::GemmDesc bf16{4096, 4096, flux::DType::kBF16, flux::WeightLayout::kNK};
   e = error_of([&] { flux::validate_gemm_args(bf16, a); });
   EXPECT_NE(e.find("scales are for e4m3"), std::string::npos) << e;
+}
+
+// A retired knob set in the environment fails every plan (first, before any device is touched: this runs
+// without a GPU too), naming it.
+TEST(GemmValidate, PlanRefusesRetiredKnob) {
+  setenv("FLUX_GEMM_FP8_PROMOTION", "64", 1);
+  const std::string e = error_of([] {
+    flux::GemmPlan plan(flux::GemmDesc{256, 256, flux::DType::kE4M3, flux::WeightLayout::kNK, flux::DType::kBF16,
+                                           flux::ScaleKind::kPerTensor});
+  });
+  unsetenv("FLUX_GEMM_FP8_PROMOTION");
+  EXPECT_NE(e.find("FLUX_GEMM_FP8_PROMOTION='64' was retired"), std::string::npos) << e;
 }
 
 TEST(GemmValidate, PlanWithoutGpuSaysSo) {

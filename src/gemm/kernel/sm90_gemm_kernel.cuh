@@ -47,6 +47,7 @@
 #include "src/common/device_guard.h"
 #include "src/gemm/gemm_launch.h"
 #include "src/gemm/kernel/hooked_collectives.cuh"
+#include "src/gemm/kernel/lagged_fp8_mainloop.cuh"
 #include "src/gemm/kernel/ordered_tile_scheduler.cuh"
 
 namespace flux::gemm {
@@ -178,8 +179,11 @@ struct Sm90GemmT {
           sizeof(typename CollectiveEpilogue::SharedStorage))>,
       MainloopSchedule>::CollectiveOp;
 
+  // FP8: the math side promotes one k-tile behind (lagged_fp8_mainloop.cuh); the 16-bit kernels' is CUTLASS's.
+  using Mainloop = std::conditional_t<kScaled, LaggedFp8Mma<CollectiveMainloop>, CollectiveMainloop>;
+
   // Under swap-AB the scheduler walks C's units transposed and the hooks index C's M-blocks and tiles.
-  using Kernel = cutlass::gemm::kernel::GemmUniversal<cute::Shape<int, int, int, int>, WaitBeforeLoad<CollectiveMainloop, kSwap>,
+  using Kernel = cutlass::gemm::kernel::GemmUniversal<cute::Shape<int, int, int, int>, WaitBeforeLoad<Mainloop, kSwap>,
                                                       PublishAfterStore<CollectiveEpilogue, kSwap,
                                                                         std::bool_constant<kShape.pingpong>>,
                                                       OrderedTileSchedulerTag<kStreamK, kSwap>>;
@@ -289,7 +293,8 @@ void launch(const KernelLaunch& launch, cudaStream_t stream) {
     t.op_0.op_1 = {launch.scale_a, 1.0f, cute::Stride<bool, cute::_0, int64_t>{launch.scale_vectors, {}, 0}};
     t.op_1 = {launch.scale_b, 1.0f, cute::Stride<cute::_0, bool, int64_t>{{}, launch.scale_vectors, 0}};
     t.op_2 = {static_cast<ElementOut const*>(launch.bias), ElementOut(0.0f), {}};
-    args.mainloop.mma_promotion_interval = static_cast<uint32_t>(launch.fp8_promotion);
+    // CUTLASS's arguments check the interval (a multiple of 4); LaggedFp8Mma promotes every k-tile (4 MMAs).
+    args.mainloop.mma_promotion_interval = kernel::kLaggedFp8MmasPerKTile;
   } else {
     FLUX_CHECK(launch.scale_a == nullptr && launch.scale_b == nullptr, "GEMM core: scales given to a 16-bit kernel");
     args.epilogue.thread.alpha = 1.0f;
