@@ -37,7 +37,6 @@ inline constexpr uint32_t kLaggedFp8MmasPerKTile = 4;  // FP8 k-tiles are 128 de
 
 template <class Base>
 struct LaggedFp8Mma : Base {
-  static constexpr uint32_t kMmasPerKTile = kLaggedFp8MmasPerKTile;
   static_assert(Base::K_PIPE_MMAS == 1, "LaggedFp8Mma keeps one k-tile's MMAs in flight, as CUTLASS's FP8 mainloop");
 
   template <class FrgTensorC>
@@ -71,7 +70,7 @@ struct LaggedFp8Mma : Base {
     CUTE_STATIC_ASSERT_V(size<1>(tCsB) == size<2>(accum));
 
     constexpr int kBlocks = decltype(size<2>(tCrA))::value;
-    static_assert(kBlocks == kMmasPerKTile, "FP8 tiles are 128 deep: 4 MMAs of K = 32 per k-tile");
+    static_assert(kBlocks == kLaggedFp8MmasPerKTile, "FP8 tiles are 128 deep: 4 MMAs of K = 32 per k-tile");
 
     Tensor p0 = make_fragment_like(accum);
     Tensor p1 = make_fragment_like(accum);
