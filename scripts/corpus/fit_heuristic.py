@@ -16,10 +16,8 @@ keys "lrate<id>"): the other constants are shared with the M <= 2048 regime and 
 The skinny decode configs (ids 5, 6) have an item-time term of their own in predict() (as gemm_config.cpp);
 --grid skinny searches only their constants (latency, fill) with the others at their committed values, ranked by
 the geometric mean of best / picked; --emit writes the best. --grid gemv: the same for the GEMV config (id 12).
---grid fp8-decode: the same over the e4m3 rows with M <= 64, of the FP8 decode constants that gemm_config.cpp does
-not have yet (its FP8 configs share the 16-bit ones): sm_bytes8 (the per-SM stream rate of the warp-specialized FP8
-configs at M <= kStreamMaxM) and sk8_lat / sk8_fill (the FP8 skinny config's term); with --admit 20 the FP8 skinny
-config (held back) is a candidate.
+--grid fp8-decode: the same over the e4m3 rows with M <= 64, of the FP8 decode constants (fitted in session 28): sm_bytes8 (the per-SM stream rate of the warp-specialized FP8
+configs at M <= kStreamMaxM) and sk8_lat / sk8_fill (the FP8 skinny config's term).
 --replay FILE...: no fit; the heuristic's picks recorded by `flux-bench gemm` (impl "flux" rows: config, splits)
 against this model copy's choose() with the committed constants, to check that the two are in step.
 
@@ -100,7 +98,7 @@ def predict(c, m, n, k, s, conc, K):
         in_flight = tn * tk * es * (2.0 if m <= 2 else 1.0)
         comp = K["gv_fill"] + waves * (tn * (k // s) * es / (in_flight / K["gv_lat"]))
     elif "skinny" in name:  # their item time is a term of its own (gemm_config.cpp); FP8's constants may differ
-        lat, fill = (K.get("sk8_lat", K["sk_lat"]), K.get("sk8_fill", K["sk_fill"])) if fp8 else (K["sk_lat"], K["sk_fill"])
+        lat, fill = (K["sk8_lat"], K["sk8_fill"]) if fp8 else (K["sk_lat"], K["sk_fill"])
         in_flight = (SKINNY_STAGES - 1) * tn * tk * es
         comp = fill + waves * (tn * (k // s) * es / (in_flight / lat))
     else:
@@ -108,7 +106,7 @@ def predict(c, m, n, k, s, conc, K):
         # gemm_config.cpp: two tables (--grid rates fits the first, --grid rates-large the second)
         rate = K.get(f"rate{cid}", RATE_MID[cid]) if m <= MID_MAX_M else K.get(f"lrate{cid}", RATE[cid])
         mma = 2.0 * tm * tn * tk / (K["sm_flops"] * rate)
-        stream = K.get("sm_bytes8", K["sm_bytes"]) if fp8 else K["sm_bytes"]  # --grid fp8-decode fits sm_bytes8
+        stream = K["sm_bytes8"] if fp8 else K["sm_bytes"]  # --grid fp8-decode fits sm_bytes8
         bw = stream if m <= K["stream_max_m"] else K["sm_bytes_l2"]
         load = (min(m, tm) + tn) * tk * es / bw
         item = ksteps * max(mma, load) + (0.0 if pp else K["coop_epi"])
@@ -125,8 +123,9 @@ DECODE_WIDE_MIN_M, DECODE_WIDE_MAX_M = 33, 64
 
 
 # Configs compiled and swept but not candidates of gemm_config.cpp's heuristic (held_back) until a sweep fits their
-# rates or terms (replayed as candidates with --admit): FP8 128x112x128 (18) and the FP8 skinny config (20).
-HELD_BACK = {18, 20}
+# rates or terms (replayed as candidates with --admit): FP8 128x112x128 (18). (The FP8 skinny config, 20, was until
+# session 28's fp8-decode fit.)
+HELD_BACK = {18}
 
 
 def choose(m, n, k, sms, K, dtype="bf16"):
@@ -432,6 +431,7 @@ def committed_constants(a):
     """gemm_config.cpp's constants as main() starts from them (the rate tables are RATE_MID / RATE)."""
     return dict(sm_flops=5.3e6, sm_bytes=2.0e4, sm_bytes_l2=1.6e5, stream_max_m=64, hbm=4.0e6, fill=12.0, coop_epi=0.3,
                 reduce_fixed=8.0, split_gain=0.0, sk_lat=6.0, sk_fill=1.0, gv_lat=2.0, gv_fill=1.0,
+                sm_bytes8=3.5e4, sk8_lat=8.0, sk8_fill=8.0,
                 swap_max_m=0 if a.no_swap else SWAP_MAX_M, admit={int(x) for x in a.admit.split(",") if x})
 
 

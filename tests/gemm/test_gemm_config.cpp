@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <set>
 #include <tuple>
 #include <utility>
@@ -112,14 +113,20 @@ TEST(GemmConfig, CandidatesFollowTheInputType) {
       EXPECT_FALSE(sixteen.config.fp8) << m << "x" << n << " " << sixteen.config.name;
       const auto eight = flux::select_gemm_config(m, n, 4096, limits, {}, 0, true, flux::DType::kE4M3);
       EXPECT_TRUE(eight.config.fp8) << m << "x" << n << " " << eight.config.name;
-      // FP8 splits K only on its skinny config, held back from the heuristic (gemm_config.cpp held_back).
-      EXPECT_EQ(eight.splits, 1) << eight.reason;
+      // FP8 splits K only on its skinny config (a candidate at M <= 16).
+      if (eight.config.skinny) {
+        EXPECT_LE(m, eight.config.tile_m) << eight.reason;
+      } else {
+        EXPECT_EQ(eight.splits, 1) << eight.reason;
+      }
       EXPECT_GT(eight.predicted_us, 0.0) << eight.reason;
     }
   }
-  // A forced split (without a forced config) has no FP8 config to run on: the only one that splits, the skinny one,
-  // is held back (a plan that forces it by name runs it split: Fp8GemmGpu.SkinnySplitK).
-  EXPECT_THROW(flux::select_gemm_config(16, 4096, 4096, limits, {}, 4, true, flux::DType::kE4M3), flux::InvalidArgument);
+  // A forced split (without a forced config) runs on the only FP8 config that splits, the skinny one, where it is a
+  // candidate (M <= 16); above, there is none to run it on.
+  const flux::GemmSelection split = flux::select_gemm_config(16, 4096, 4096, limits, {}, 4, true, flux::DType::kE4M3);
+  EXPECT_STREQ(split.config.name, "16x64x256_skinny_e4m3") << split.reason;
+  EXPECT_EQ(split.splits, 4) << split.reason;
   EXPECT_THROW(flux::select_gemm_config(64, 4096, 4096, limits, {}, 4, true, flux::DType::kE4M3), flux::InvalidArgument);
 }
 
@@ -209,19 +216,32 @@ TEST(GemmConfig, Fp8WideTileIsPickedAtLargeMOnly) {
   }
 }
 
-// FP8 decode: the skinny FP8 config is compiled and forceable but held back from the heuristic until its time term
-// (and the FP8 ping-pong one's at decode M) is fitted on an FP8 sweep of the tuning half (gemm_config.cpp held_back:
-// as a candidate it ran 0.71-4.44x of the ping-pong pick on the test half, s26b). FP8 split-K slices are whole
-// 16-byte vectors: 16 e4m3 elements (8 of bf16).
-TEST(GemmConfig, Fp8SkinnyConfigIsHeldBack) {
+// FP8 decode (gemm_config.cpp kSkinnyFp8LatencyUs, fitted on the tuning half's FP8 decode sweep and judged on the test
+// half's): the skinny FP8 config takes M <= 16 where N leaves the GPU few tiles and it splits K (the test half's
+// 1 x 744 x 63200 ran 4.4x faster on it than on the ping-pong config, s26b), and leaves the shapes where N fills the
+// GPU to the 64x128 ping-pong config (where it had run down to 0.71x, 16 x 9216 x 7168); above M = 16 it is no
+// candidate. FP8 split-K slices are whole 16-byte vectors: 16 e4m3 elements (8 of bf16).
+TEST(GemmConfig, Fp8SkinnyConfigTakesDecodeWhereNIsSmall) {
   const auto limits = h200_limits();
+  const std::vector<int> clusters = flux::testing::h200_measured_clusters();  // as a plan measures them
+  const auto fp8 = [&](int64_t m, int64_t n, int64_t k) {
+    return flux::select_gemm_config(m, n, k, limits, clusters, 0, true, flux::DType::kE4M3);
+  };
+  for (auto [m, n, k] : {std::array<int64_t, 3>{1, 744, 63200}, {4, 1024, 7168}, {8, 1024, 7168}, {8, 4096, 4096}}) {
+    const flux::GemmSelection s = fp8(m, n, k);
+    EXPECT_STREQ(s.config.name, "16x64x256_skinny_e4m3") << m << "x" << n << "x" << k << ": " << s.reason;
+    EXPECT_GT(s.splits, 1) << s.reason;
+    EXPECT_TRUE(flux::split_k_divides(k, s.splits, flux::DType::kE4M3)) << s.reason;
+  }
+  for (auto [m, n, k] : {std::array<int64_t, 3>{16, 9216, 7168}, {16, 18432, 7168}, {1, 18432, 7168}}) {
+    const flux::GemmSelection s = fp8(m, n, k);
+    EXPECT_STREQ(s.config.name, "64x128x128_pingpong_c1x2_e4m3") << m << "x" << n << "x" << k << ": " << s.reason;
+  }
+  for (int64_t n : {744, 1024, 4096}) {
+    EXPECT_FALSE(fp8(17, n, 7168).config.skinny) << n;
+    EXPECT_FALSE(fp8(32, n, 7168).config.skinny) << n;
+  }
   for (int64_t m : {1, 8, 16}) {
-    for (int64_t n : {1024, 4096, 18432}) {
-      const flux::GemmSelection s = flux::select_gemm_config(m, n, 7168, limits, {}, 0, true, flux::DType::kE4M3);
-      EXPECT_TRUE(s.config.fp8) << m << "x" << n << ": " << s.reason;
-      EXPECT_FALSE(s.config.skinny) << m << "x" << n << ": " << s.reason;
-      EXPECT_EQ(s.splits, 1) << s.reason;
-    }
     EXPECT_FALSE(flux::select_gemm_config(m, 4096, 7168, limits, {}, 0, true).config.fp8);  // bf16: never
   }
   EXPECT_TRUE(flux::split_k_divides(1920, 16));  // 120 of bf16: 240 bytes
