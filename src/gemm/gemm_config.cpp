@@ -350,7 +350,8 @@ Prediction predict(const GemmConfigInfo& c, int64_t m, int64_t n, int64_t k, int
     const double in_flight = double(gemm::kSkinnyStages - 1) * c.tile_n * c.tile_k * es;  // bytes of B per CTA
     const double item_bytes = double(c.tile_n) * double(k / splits) * es;
     const double latency_us = c.fp8 ? kSkinnyFp8LatencyUs : kSkinnyLatencyUs;
-    compute_us = (c.fp8 ? kSkinnyFp8FillUs : kSkinnyFillUs) + double(p.waves) * (item_bytes / (in_flight / latency_us));
+    const double fill_us = c.fp8 ? kSkinnyFp8FillUs : kSkinnyFillUs;
+    compute_us = fill_us + double(p.waves) * (item_bytes / (in_flight / latency_us));
   } else {
     const double ksteps = double(ceil_div(k / splits, c.tile_k));
     const double rate = m <= kMidMaxM ? kRelativeRateMid[c.id] : large_rate[c.id];

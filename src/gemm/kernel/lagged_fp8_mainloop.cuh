@@ -44,13 +44,6 @@ struct LaggedFp8Mma : Base {
                           FrgTensorC& accum, int k_tile_count, int thread_idx,
                           typename Base::TensorStorage& shared_tensors, typename Base::Params const& mainloop_params) {
     (void)mainloop_params;  // its mma_promotion_interval is CUTLASS's; this loop promotes every k-tile
-    mma_lagged(pipeline, smem_pipe_read, accum, k_tile_count, thread_idx, shared_tensors);
-  }
-
-  template <class FrgTensorC>
-  CUTLASS_DEVICE void mma_lagged(typename Base::MainloopPipeline pipeline, typename Base::PipelineState smem_pipe_read,
-                                 FrgTensorC& accum, int k_tile_count, int thread_idx,
-                                 typename Base::TensorStorage& shared_tensors) {
     using namespace cute;
     static_assert(is_rmem<FrgTensorC>::value, "C tensor must be rmem resident.");
     Tensor sA = make_tensor(make_smem_ptr(shared_tensors.smem_A.data()), typename Base::SmemLayoutA{});
