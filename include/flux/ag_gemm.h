@@ -98,7 +98,7 @@ struct AgGemmLayout {
 // decomposed path cannot run this call (FP8 per-row scales with M / W not a multiple of 4), the next best.
 AgGemmImpl choose_ag_gemm_impl(int64_t m, int64_t n_per_rank, int64_t k, int world_size, bool shares_gpu,
                                std::string* reason, int sm_count = 132, DType dtype = DType::kBF16,
-                               int gather_sms = 8, bool decomposed_ok = true);
+                               int gather_sms = 8, bool decomposed_ok = true, int64_t hbm_bytes_per_s = 0);
 class AgGemmPlan {
  public:
   AgGemmPlan(Communicator& comm, const AgGemmDesc& desc, const AgGemmOptions& options = {});

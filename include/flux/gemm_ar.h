@@ -53,7 +53,8 @@ GemmArPath parse_gemm_ar_path(const std::string& text);  // auto, one_shot, two_
 
 // The rule (as choose_gemm_rs_impl, over GEMM+AR's five paths): W = 1 is the GEMM alone (kOneShot).
 GemmArPath choose_gemm_ar_path(int64_t m, int64_t n, int64_t k_per_rank, int world_size, std::string* reason,
-                               int sm_count = 132, DType dtype = DType::kBF16, int pull_sms = 8);
+                               int sm_count = 132, DType dtype = DType::kBF16, int pull_sms = 8,
+                               int64_t hbm_bytes_per_s = 0);
 
 struct GemmArDesc {
   int64_t max_m = 0;       // largest M run() will see

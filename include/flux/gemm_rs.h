@@ -97,8 +97,11 @@ struct GemmRsLayout {
 // The rule: W = 1 is the GEMM alone; otherwise the path the overlap model predicts fastest for this
 // per-rank shape on a device of `sm_count` SMs with `reduce_sms` for the reduction (src/ops/common/
 // fused_rule.h: the GEMM core's predicted times, the pull kernel's measured rate, NVLink 4's figures).
+// `hbm_bytes_per_s`: the device's (DeviceLimits::hbm_bytes_per_s), which picks the GEMM heuristic's rate table;
+// 0: its default table (the H200's).
 GemmRsImpl choose_gemm_rs_impl(int64_t m, int64_t n, int64_t k_per_rank, int world_size, std::string* reason,
-                               int sm_count = 132, DType dtype = DType::kBF16, int reduce_sms = 8);
+                               int sm_count = 132, DType dtype = DType::kBF16, int reduce_sms = 8,
+                               int64_t hbm_bytes_per_s = 0);
 
 class GemmRsPlan {
  public:

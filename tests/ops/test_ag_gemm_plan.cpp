@@ -8,8 +8,11 @@
 #include "flux/gemm_rs.h"
 #include "src/ops/ag_gemm/ag_gemm_plan.h"
 #include "src/ops/common/sm_budget.h"
+#include "tests/support/cpu_support.h"
 
 namespace {
+
+const flux::DeviceLimits kH200 = flux::testing::h200_limits();
 
 TEST(AgGemmPlan, RuleAndReasons) {
   std::string why;
@@ -21,11 +24,21 @@ TEST(AgGemmPlan, RuleAndReasons) {
   EXPECT_THROW(flux::parse_ag_gemm_impl("nccl"), flux::InvalidArgument);
 }
 
+// The plan ranks the paths with the device's own GEMM rates: an H100's bandwidth reaches the rule.
+TEST(AgGemmPlan, TheRuleSeesTheDevicesBandwidth) {
+  const flux::DeviceLimits h100 = flux::testing::h100_limits();
+  flux::AgGemmDesc desc{16384, 6144, 12288, flux::DType::kBF16, flux::WeightLayout::kNK};
+  std::string why;
+  flux::choose_ag_gemm_impl(8192, desc.n_per_rank, desc.k, 4, false, &why, 132, desc.dtype, 8, true,
+                            h100.hbm_bytes_per_s);
+  EXPECT_EQ(flux::ops::plan_ag_gemm(8192, desc, 4, 0, false, 1, h100, 8, flux::AgGemmImpl::kAuto).reason, why);
+}
+
 TEST(AgGemmPlan, OrderStartsAtTheLocalShard) {
   flux::AgGemmDesc desc{16384, 6144, 12288, flux::DType::kBF16, flux::WeightLayout::kNK};
   for (int w : {2, 3, 8}) {
     for (int r = 0; r < w; ++r) {
-      auto L = flux::ops::plan_ag_gemm(1024 * w, desc, w, r, false, 1, 132, 8, flux::AgGemmImpl::kAuto);
+      auto L = flux::ops::plan_ag_gemm(1024 * w, desc, w, r, false, 1, kH200, 8, flux::AgGemmImpl::kAuto);
       EXPECT_EQ(L.order.segments, w);
       EXPECT_EQ(L.order.first_segment, r);
       EXPECT_EQ(L.order.segment_rows, 1024);
@@ -48,12 +61,12 @@ TEST(AgGemmPlan, RanksSharingAGpuSplitItsSms) {
   EXPECT_EQ(flux::ops::ranks_on_gpu({}, 0), 1);
   flux::AgGemmDesc desc{4096, 1024, 512, flux::DType::kFP16, flux::WeightLayout::kKN};
   try {
-    flux::ops::plan_ag_gemm(2048, desc, 2, 0, true, 2, 132, 8, flux::AgGemmImpl::kFusedCopyEngine);
+    flux::ops::plan_ag_gemm(2048, desc, 2, 0, true, 2, kH200, 8, flux::AgGemmImpl::kFusedCopyEngine);
     FAIL() << "fused_ce accepted with ranks sharing a GPU";
   } catch (const flux::InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find("one GPU per rank"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(flux::ops::plan_ag_gemm(2047, desc, 2, 0, false, 1, 132, 8, flux::AgGemmImpl::kAuto), flux::InvalidArgument);
+  EXPECT_THROW(flux::ops::plan_ag_gemm(2047, desc, 2, 0, false, 1, kH200, 8, flux::AgGemmImpl::kAuto), flux::InvalidArgument);
 }
 
 // Which paths a call can take (ag_gemm_path_supported): fused_ce needs one GPU per rank, decomposed with FP8
@@ -74,13 +87,13 @@ TEST(AgGemmPlan, PathsACallCanTake) {
     EXPECT_TRUE(flux::ops::ag_gemm_path_supported(impl, fp8, 66, 1, true, nullptr)) << flux::to_string(impl);
   }
   try {
-    flux::ops::plan_ag_gemm(132, fp8, 2, 0, false, 1, 132, 8, AgGemmImpl::kDecomposed);
+    flux::ops::plan_ag_gemm(132, fp8, 2, 0, false, 1, kH200, 8, AgGemmImpl::kDecomposed);
     FAIL() << "decomposed with per-row scales at M / W = 66 accepted";
   } catch (const flux::InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find("multiple of 4"), std::string::npos) << e.what();
   }
   for (int64_t m : {int64_t(132), int64_t(1028), int64_t(4092)}) {  // M / W = 66, 514, 2046: decomposed cannot run
-    const auto L = flux::ops::plan_ag_gemm(m, fp8, 2, 0, false, 1, 132, 8, AgGemmImpl::kAuto);
+    const auto L = flux::ops::plan_ag_gemm(m, fp8, 2, 0, false, 1, kH200, 8, AgGemmImpl::kAuto);
     EXPECT_NE(L.impl, AgGemmImpl::kDecomposed) << m << ": " << L.reason;
   }
 }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "flux/ag_gemm.h"
@@ -12,6 +13,7 @@
 #include "flux/gemm_ar.h"
 #include "flux/gemm_rs.h"
 #include "src/ops/common/fused_rule.h"
+#include "tests/support/cpu_support.h"
 
 namespace {
 
@@ -87,6 +89,38 @@ TEST(FusedRule, SkipsPathsTheCallCannotTake) {
   EXPECT_NE(why.find("not usable for this call: " + t.best), std::string::npos) << why;
   EXPECT_THROW(flux::ops::rule_pick(FusedOp::kAgGemm, t, [](const std::string&) { return false; }, nullptr),
                flux::Error);
+}
+
+// The GEMM times come from the device's own rate table: an H100's HBM bandwidth takes the GEMM heuristic's H100
+// large-M table (a context that reports none, the default table: the H200's), and every op's choose_* passes the
+// device's bandwidth on (its ranking is that device's).
+TEST(FusedRule, GemmTimesFollowTheDevicesBandwidth) {
+  const flux::DeviceLimits h100 = flux::testing::h100_limits();
+  const flux::DeviceLimits h200 = flux::testing::h200_limits();
+  const int64_t m = 8192, n = 12288, k = 6144;
+  RuleContext on_h100, on_h200;
+  on_h100.hbm_bytes_per_s = h100.hbm_bytes_per_s;
+  on_h200.hbm_bytes_per_s = h200.hbm_bytes_per_s;
+  const PathTimes t100 = flux::ops::rule_paths(FusedOp::kGemmRs, m, n, k, 4, on_h100);
+  const PathTimes t200 = flux::ops::rule_paths(FusedOp::kGemmRs, m, n, k, 4, on_h200);
+  const double comm = 3.0 * (m / 4) * n * 2 / 360e9 * 1e6 + 3;
+  EXPECT_NEAR(t100.sequential_us, flux::select_gemm_config(m, n, k, h100).predicted_us + comm, 1e-6);
+  EXPECT_NEAR(t200.sequential_us, flux::select_gemm_config(m, n, k, h200).predicted_us + comm, 1e-6);
+  EXPECT_GT(std::abs(t100.sequential_us - t200.sequential_us), 1e-3 * t200.sequential_us)
+      << "the two tables should predict this shape differently";
+  EXPECT_DOUBLE_EQ(flux::ops::rule_paths(FusedOp::kGemmRs, m, n, k, 4, RuleContext{}).sequential_us, t200.sequential_us);
+
+  std::string why, expected;
+  flux::choose_gemm_rs_impl(m, n, k, 4, &why, 132, flux::DType::kBF16, 8, h100.hbm_bytes_per_s);
+  flux::ops::rule_pick(FusedOp::kGemmRs, t100, {}, &expected);
+  EXPECT_EQ(why, expected);
+  flux::choose_gemm_ar_path(m, n, k, 4, &why, 132, flux::DType::kBF16, 8, h100.hbm_bytes_per_s);
+  flux::ops::rule_pick(FusedOp::kGemmAr, flux::ops::rule_paths(FusedOp::kGemmAr, m, n, k, 4, on_h100), {}, &expected);
+  EXPECT_EQ(why, expected);
+  flux::choose_ag_gemm_impl(m, 6144, 12288, 4, false, &why, 132, flux::DType::kBF16, 8, true, h100.hbm_bytes_per_s);
+  flux::ops::rule_pick(FusedOp::kAgGemm, flux::ops::rule_paths(FusedOp::kAgGemm, m, 6144, 12288, 4, on_h100), {},
+                       &expected);
+  EXPECT_EQ(why, expected);
 }
 
 // A small GEMM cannot hide the fused paths' fixed cost: every op goes sequential.

@@ -25,6 +25,19 @@ TEST(GemmRsPlan, RuleAndReasons) {
   EXPECT_THROW(flux::parse_gemm_rs_impl("fast"), flux::InvalidArgument);
 }
 
+// The plans rank the paths with the device's own GEMM rates: an H100's bandwidth reaches the rule.
+TEST(GemmRsPlan, TheRuleSeesTheDevicesBandwidth) {
+  const auto h100 = flux::testing::h100_limits();
+  flux::GemmRsDesc desc{16384, 12288, 6144, flux::DType::kBF16, flux::WeightLayout::kNK};
+  const auto sel = flux::select_gemm_config(8192, desc.n, desc.k_per_rank, h100);
+  std::string why;
+  flux::choose_gemm_rs_impl(8192, desc.n, desc.k_per_rank, 4, &why, 132, desc.dtype, 8, h100.hbm_bytes_per_s);
+  EXPECT_EQ(flux::ops::plan_gemm_rs(8192, desc, 4, 0, sel, h100, 8, 0, flux::GemmRsImpl::kAuto).reason, why);
+  flux::choose_gemm_ar_path(8192, desc.n, desc.k_per_rank, 4, &why, 132, desc.dtype, 8, h100.hbm_bytes_per_s);
+  EXPECT_EQ(flux::ops::plan_gemm_ar(8192, desc, 4, 0, sel, h100, 8, 0, flux::GemmArPath::kAuto).reason,
+            "all-reduce, " + why);
+}
+
 TEST(GemmRsPlan, RankRotatedOrderAndBands) {
   const auto limits = h200_limits();
   flux::GemmRsDesc desc{16384, 12288, 6144, flux::DType::kBF16, flux::WeightLayout::kNK};

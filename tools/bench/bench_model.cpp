@@ -215,10 +215,7 @@ int run_model_bench(const std::vector<std::string>& argv, const std::string& com
       r.elem_bytes = op == ops::FusedOp::kAgGemm ? int(dtype_size(dtype)) : 2;
       const ops::PathTimes t = ops::predict_paths(op, s.m, s.n, s.k, s.tp, r, link, chunks);
       // What the ops' rule predicts for the same call, from the GEMM core's own predictions and its constants.
-      ops::RuleContext rule_ctx;
-      rule_ctx.sm_count = limits.sm_count;
-      rule_ctx.helper_sms = side_sms;
-      rule_ctx.dtype = dtype;
+      const ops::RuleContext rule_ctx = ops::rule_context(limits.sm_count, dtype, side_sms, limits.hbm_bytes_per_s);
       const ops::PathTimes rule = ops::rule_paths(op, s.m, s.n, s.k, s.tp, rule_ctx);
       const char* op_name = s.name.c_str();
       char two_shot[16] = "-", rs_ag[16] = "-";

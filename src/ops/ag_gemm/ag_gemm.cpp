@@ -290,7 +290,7 @@ AgGemmLayout AgGemmPlan::layout(int64_t m, AgGemmImpl impl) const {
   if (it != p.layouts.end()) return it->second;
   if (p.layouts.size() >= kMaxCachedLayouts) p.layouts.clear();
   AgGemmLayout L = ops::plan_ag_gemm(m, p.desc, p.world, p.rank, p.comm->shares_gpu(), p.ranks_on_gpu,
-                                     p.limits.sm_count, p.gather_sms, impl != AgGemmImpl::kAuto ? impl : p.forced);
+                                     p.limits, p.gather_sms, impl != AgGemmImpl::kAuto ? impl : p.forced);
   if (p.world == 1) {
     L.gemm = p.full_gemm->select(m);
   } else if (L.impl == AgGemmImpl::kFused) {

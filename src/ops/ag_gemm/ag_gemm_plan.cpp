@@ -52,10 +52,12 @@ AgGemmImpl parse_ag_gemm_impl(const std::string& text) {
 // but needs one GPU per rank and is not in the model; which of the two wins on NVLink is issue 6's
 // measurement.
 AgGemmImpl choose_ag_gemm_impl(int64_t m, int64_t n_per_rank, int64_t k, int world_size, bool shares_gpu,
-                               std::string* reason, int sm_count, DType dtype, int gather_sms, bool decomposed_ok) {
+                               std::string* reason, int sm_count, DType dtype, int gather_sms, bool decomposed_ok,
+                               int64_t hbm_bytes_per_s) {
   (void)shares_gpu;
   const std::string best = ops::rule_choose(
-      ops::FusedOp::kAgGemm, m, n_per_rank, k, world_size, sm_count, dtype, gather_sms,
+      ops::FusedOp::kAgGemm, m, n_per_rank, k, world_size,
+      ops::rule_context(sm_count, dtype, gather_sms, hbm_bytes_per_s),
       [&](const std::string& path) { return decomposed_ok || path != "decomposed"; }, reason);
   if (best == "fused" && world_size > 1 && reason) *reason += " (fused: the SM gather)";
   return parse_ag_gemm_impl(best);
@@ -73,7 +75,8 @@ bool ag_gemm_path_supported(AgGemmImpl impl, const AgGemmDesc& desc, int64_t m, 
 }
 
 AgGemmLayout plan_ag_gemm(int64_t m, const AgGemmDesc& desc, int world_size, int rank, bool shares_gpu,
-                          int ranks_on_gpu, int sm_count, int gather_sms, AgGemmImpl forced) {
+                          int ranks_on_gpu, const DeviceLimits& limits, int gather_sms, AgGemmImpl forced) {
+  const int sm_count = limits.sm_count;
   check_call_rows("flux ag_gemm", m, desc.max_m, world_size, true);
   AgGemmLayout out;
   out.m = m;
@@ -84,7 +87,7 @@ AgGemmLayout plan_ag_gemm(int64_t m, const AgGemmDesc& desc, int world_size, int
       [&] {
         return choose_ag_gemm_impl(m, desc.n_per_rank, desc.k, world_size, shares_gpu, &out.reason, sm_count,
                                    desc.dtype, gather_sms,
-                                   path_supported(kPaths, AgGemmImpl::kDecomposed, call, nullptr));
+                                   path_supported(kPaths, AgGemmImpl::kDecomposed, call, nullptr), limits.hbm_bytes_per_s);
       },
       &out.reason);
   const SmSplit split = fused_sm_split(sm_count, shares_gpu ? ranks_on_gpu : 1, gather_sms);

@@ -18,7 +18,8 @@ int ag_gemm_ce_gemm_sms(int sm_count, bool shares_gpu, int gemm_sms, int gather_
 bool ag_gemm_path_supported(AgGemmImpl impl, const AgGemmDesc& desc, int64_t m, int world_size, bool shares_gpu,
                             std::string* why);
 
+// `limits`: the device's SMs (split between the GEMM and the gather) and HBM bandwidth (the rule's GEMM rates).
 AgGemmLayout plan_ag_gemm(int64_t m, const AgGemmDesc& desc, int world_size, int rank, bool shares_gpu,
-                          int ranks_on_gpu, int sm_count, int gather_sms, AgGemmImpl forced);
+                          int ranks_on_gpu, const DeviceLimits& limits, int gather_sms, AgGemmImpl forced);
 
 }  // namespace flux::ops

@@ -10,11 +10,13 @@ namespace flux::ops {
 
 namespace {
 
-// The GEMM core's predicted time for m x n x k on `sms` SMs (its heuristic's own model).
-double predicted_gemm_us(int64_t m, int64_t n, int64_t k, int sms, DType dtype) {
+// The GEMM core's predicted time for m x n x k on `sms` SMs of the device `ctx` describes (its heuristic's own
+// model: the rate table of the device's HBM bandwidth).
+double predicted_gemm_us(int64_t m, int64_t n, int64_t k, int sms, const RuleContext& ctx) {
   DeviceLimits limits;
   limits.sm_count = std::max(sms, 1);
-  const GemmSelection sel = select_gemm_config(m, n, k, limits, {}, 0, /*allow_swap_ab=*/true, dtype);
+  limits.hbm_bytes_per_s = ctx.hbm_bytes_per_s;
+  const GemmSelection sel = select_gemm_config(m, n, k, limits, {}, 0, /*allow_swap_ab=*/true, ctx.dtype);
   // A heuristic pick always carries its model's time (max of compute and HBM terms: > 0 for any shape).
   FLUX_CHECK(sel.predicted_us > 0, "flux rule: the GEMM heuristic gave no predicted time for ", m, "x", n, "x", k);
   return sel.predicted_us;
@@ -29,8 +31,8 @@ PathTimes rule_paths(FusedOp op, int64_t m, int64_t n, int64_t k, int world, con
                  "flux rule: ", ctx.sm_count, " SMs, ", ctx.helper_sms, " helper SMs, ", ctx.decomposed_chunks,
                  " chunks (expected helper SMs >= 1, SMs > helper + ", kRuleCollectiveSms, ", chunks >= 1)");
   ComponentRates r;
-  r.gemm_us_all_sms = predicted_gemm_us(m, n, k, ctx.sm_count, ctx.dtype);
-  r.gemm_us_reduced_sms = predicted_gemm_us(m, n, k, ctx.sm_count - ctx.helper_sms, ctx.dtype);
+  r.gemm_us_all_sms = predicted_gemm_us(m, n, k, ctx.sm_count, ctx);
+  r.gemm_us_reduced_sms = predicted_gemm_us(m, n, k, ctx.sm_count - ctx.helper_sms, ctx);
   r.pull_kernel_gbps = kRulePullGbpsPerSm * ctx.helper_sms;
   r.pull_bytes_in_flight = 64e6;  // the kernels' own rate above already holds their in-flight limit on local memory
   r.collective_gbps = 0;          // 80% of the link
@@ -39,8 +41,8 @@ PathTimes rule_paths(FusedOp op, int64_t m, int64_t n, int64_t k, int world, con
   const int chunks = op == FusedOp::kAgGemm ? world : ctx.decomposed_chunks;
   const int collective_sms = ctx.sm_count - kRuleCollectiveSms;
   r.gemm_us_chunk = op == FusedOp::kAgGemm
-                        ? predicted_gemm_us(std::max<int64_t>(m / world, 1), n, k, collective_sms, ctx.dtype)
-                        : predicted_gemm_us(m, std::max<int64_t>(n / chunks, 8), k, collective_sms, ctx.dtype);
+                        ? predicted_gemm_us(std::max<int64_t>(m / world, 1), n, k, collective_sms, ctx)
+                        : predicted_gemm_us(m, std::max<int64_t>(n / chunks, 8), k, collective_sms, ctx);
   r.elem_bytes = op == FusedOp::kAgGemm ? int(dtype_size(ctx.dtype)) : ctx.out_bytes;
   return predict_paths(op, m, n, k, world, r, LinkSpec{}, chunks);
 }
@@ -66,8 +68,8 @@ std::string rule_pick(FusedOp op, const PathTimes& t, const std::function<bool(c
   return picked;
 }
 
-std::string rule_choose(FusedOp op, int64_t m, int64_t n, int64_t k, int world, int sm_count, DType dtype,
-                        int helper_sms, const std::function<bool(const std::string&)>& usable, std::string* reason) {
+std::string rule_choose(FusedOp op, int64_t m, int64_t n, int64_t k, int world, const RuleContext& ctx,
+                        const std::function<bool(const std::string&)>& usable, std::string* reason) {
   if (world == 1) {
     if (reason) {
       *reason = op == FusedOp::kAgGemm ? "one rank: the all-gather is the identity, the GEMM core reads the shard directly"
@@ -77,10 +79,6 @@ std::string rule_choose(FusedOp op, int64_t m, int64_t n, int64_t k, int world, 
     }
     return "fused";
   }
-  RuleContext ctx;
-  ctx.sm_count = sm_count;
-  ctx.helper_sms = helper_sms;
-  ctx.dtype = dtype;
   return rule_pick(op, rule_paths(op, m, n, k, world, ctx), usable, reason);
 }
 

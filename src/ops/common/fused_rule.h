@@ -4,7 +4,7 @@
 //
 // Inputs per call: the per-rank shape, W and the op; the GEMM times are the GEMM core's heuristic
 // prediction (select_gemm_config's predicted_us: its wave / memory model, fitted on the corpus's tune
-// half) on all SMs, on the SMs a fused path leaves (SMs - helper_sms), and for one decomposed chunk on the
+// half; the rate table of the device's HBM bandwidth, RuleContext::hbm_bytes_per_s) on all SMs, on the SMs a fused path leaves (SMs - helper_sms), and for one decomposed chunk on the
 // SMs the collective beside it leaves (SMs - kRuleCollectiveSms). The rest are constants:
 //   kRulePullGbpsPerSm  the pull kernels' own rate per SM: `flux-bench model` on the H200 measured the
 //                       gather kernel at 236-279 GB/s on 8 SMs for every suite shape with M >= 4096
@@ -41,7 +41,20 @@ struct RuleContext {
   DType dtype = DType::kBF16;  // the inputs (e4m3: the FP8 configs' predictions, half the bytes of A moved)
   int out_bytes = 2;          // bytes of an element of the partials / out (bf16 / fp16)
   int decomposed_chunks = 4;  // GEMM+RS / GEMM+AR column chunks (AG+GEMM's decomposed path: one per shard)
+  // The device's peak HBM bandwidth (DeviceLimits::hbm_bytes_per_s): the GEMM heuristic takes its large-M rate
+  // table by it (an H100's 3.35 TB/s its own table); 0, as a DeviceLimits that does not report it: the default.
+  int64_t hbm_bytes_per_s = 0;
 };
+
+// The context of one op's call: this device's SMs and HBM bandwidth, the op's helper SMs, the input type.
+inline RuleContext rule_context(int sm_count, DType dtype, int helper_sms, int64_t hbm_bytes_per_s) {
+  RuleContext ctx;
+  ctx.sm_count = sm_count;
+  ctx.dtype = dtype;
+  ctx.helper_sms = helper_sms;
+  ctx.hbm_bytes_per_s = hbm_bytes_per_s;
+  return ctx;
+}
 
 // The model's prediction of every path of `op` for a per-rank m x n x k at W ranks (AG+GEMM: n per rank,
 // k the whole K; GEMM+RS / AR: k per rank). W >= 2.
@@ -54,8 +67,8 @@ std::string rule_pick(FusedOp op, const PathTimes& t, const std::function<bool(c
                       std::string* reason);
 
 // An op's rule for one call: W = 1 is "fused" (the GEMM core alone; the collective is the identity), else
-// rule_pick over rule_paths with this device's SMs, the op's helper SMs and the input type.
-std::string rule_choose(FusedOp op, int64_t m, int64_t n, int64_t k, int world, int sm_count, DType dtype,
-                        int helper_sms, const std::function<bool(const std::string&)>& usable, std::string* reason);
+// rule_pick over rule_paths with `ctx` (this device's SMs and HBM bandwidth, the op's helper SMs, the input type).
+std::string rule_choose(FusedOp op, int64_t m, int64_t n, int64_t k, int world, const RuleContext& ctx,
+                        const std::function<bool(const std::string&)>& usable, std::string* reason);
 
 }  // namespace flux::ops

@@ -36,16 +36,16 @@ GemmArPath parse_gemm_ar_path(const std::string& text) { return ops::parse_path(
 // The rule: W = 1 is the GEMM core into out (a reduce-scatter over one rank is the identity); otherwise
 // the path the overlap model predicts fastest (src/ops/common/fused_rule.h, reasons there).
 GemmRsImpl choose_gemm_rs_impl(int64_t m, int64_t n, int64_t k_per_rank, int world_size, std::string* reason,
-                               int sm_count, DType dtype, int reduce_sms) {
-  const std::string best =
-      ops::rule_choose(ops::FusedOp::kGemmRs, m, n, k_per_rank, world_size, sm_count, dtype, reduce_sms, {}, reason);
+                               int sm_count, DType dtype, int reduce_sms, int64_t hbm_bytes_per_s) {
+  const std::string best = ops::rule_choose(ops::FusedOp::kGemmRs, m, n, k_per_rank, world_size,
+                                            ops::rule_context(sm_count, dtype, reduce_sms, hbm_bytes_per_s), {}, reason);
   return parse_gemm_rs_impl(best);
 }
 
 GemmArPath choose_gemm_ar_path(int64_t m, int64_t n, int64_t k_per_rank, int world_size, std::string* reason,
-                               int sm_count, DType dtype, int pull_sms) {
-  const std::string best =
-      ops::rule_choose(ops::FusedOp::kGemmAr, m, n, k_per_rank, world_size, sm_count, dtype, pull_sms, {}, reason);
+                               int sm_count, DType dtype, int pull_sms, int64_t hbm_bytes_per_s) {
+  const std::string best = ops::rule_choose(ops::FusedOp::kGemmAr, m, n, k_per_rank, world_size,
+                                            ops::rule_context(sm_count, dtype, pull_sms, hbm_bytes_per_s), {}, reason);
   return best == "fused" ? GemmArPath::kOneShot : parse_gemm_ar_path(best);  // the model's "fused" is one-shot
 }
 
@@ -93,7 +93,7 @@ GemmRsLayout plan_gemm_rs(int64_t m, const GemmRsDesc& desc, int world_size, int
       kRsPaths, forced, "FLUX_GEMM_RS_IMPL / GemmRsOptions::impl", PathCall{m, world_size, false, desc.scale},
       [&] {
         return choose_gemm_rs_impl(m, desc.n, desc.k_per_rank, world_size, &out.reason, limits.sm_count, desc.dtype,
-                                   reduce_sms);
+                                   reduce_sms, limits.hbm_bytes_per_s);
       },
       &out.reason);
   if (out.impl == GemmRsImpl::kFused && world_size > 1) {
@@ -115,7 +115,7 @@ GemmRsLayout plan_gemm_ar(int64_t m, const GemmRsDesc& desc, int world_size, int
       kArPaths, forced, "FLUX_GEMM_AR_PATH / GemmArOptions::path", PathCall{m, world_size, false, desc.scale},
       [&] {
         const GemmArPath chosen = choose_gemm_ar_path(m, desc.n, desc.k_per_rank, world_size, &out.reason,
-                                                      limits.sm_count, desc.dtype, reduce_sms);
+                                                      limits.sm_count, desc.dtype, reduce_sms, limits.hbm_bytes_per_s);
         out.reason = "all-reduce, " + out.reason;
         return chosen;
       },
