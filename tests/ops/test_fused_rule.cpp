@@ -120,7 +120,7 @@ TEST(FusedRule, GemmTimesFollowTheDevicesBandwidth) {
   flux::choose_ag_gemm_impl(m, 6144, 12288, 4, false, &why, 132, flux::DType::kBF16, 8, true, h100.hbm_bytes_per_s);
   flux::ops::rule_pick(FusedOp::kAgGemm, flux::ops::rule_paths(FusedOp::kAgGemm, m, 6144, 12288, 4, on_h100), {},
                        &expected);
-  EXPECT_EQ(why, expected);
+  EXPECT_EQ(why.substr(0, expected.size()), expected);  // AG+GEMM adds which fused path it means
 }
 
 // A small GEMM cannot hide the fused paths' fixed cost: every op goes sequential.
