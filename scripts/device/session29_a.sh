@@ -9,26 +9,10 @@
 # LIMIT (s, default 560): the call's budget; steps that would not fit are skipped and say so. The build stays in
 # build/ for session29_b.sh on the same warm machine.
 set -uo pipefail
-out="$1"; mkdir -p "$out"
-export PATH="$PATH:/usr/local/cuda/bin" FLUX_GTEST_DIR="$PWD/.devdeps/gtest/usr"
-T0=$(date +%s)
-tag="${TAG:-s29a}"
 rm -f bench/results/gemm_2026????T*.jsonl
-echo "=== main.log: ./scripts/main.sh --iters 20" | tee "$out/main.log"
-timeout 480 ./scripts/main.sh --iters 20 >> "$out/main.log" 2>&1
-rc=$?
-echo "=== main.log: rc=$rc in $(( $(date +%s) - T0 )) s" | tee -a "$out/main.log"
-grep -E " error|median|results in|FAILED|main:" "$out/main.log" | tail -12
+source scripts/device/readme_cmd.sh "$1" main.log 480 ./scripts/main.sh --iters 20
+tag="${TAG:-s29a}"
 cp bench/results/gemm_2026????T*.jsonl "$out/" 2>/dev/null
-mkdir -p /tmp/bin
-ln -sf "$PWD"/build/tools/flux-bench "$PWD"/build/tools/flux-run "$PWD"/build/tests/flux_gpu_tests /tmp/bin/
-source scripts/device/common.sh /tmp/bin "$out"
-[ $rc -eq 0 ] || status=1
-left() { echo $(( ${LIMIT:-560} - ($(date +%s) - T0) )); }
-run_if() {  # run_if NEED_S LOG LIMIT_S command...: step, or say it was skipped
-  local need="$1"; shift
-  if [ "$(left)" -gt "$need" ]; then step "$@"; else echo "skipped ($(left) s left): ${*:3}" | tee -a "$out/$1"; fi
-}
 cat "$out/gpu.txt" >> "$out/bench.log"
 run_if 50 fp8.log 40 flux-bench gemm --dtypes e4m3 --iters 20 --json "$out/gemm_main_e4m3_${gpu_tag}_${tag}.jsonl"
 grep -E "median" "$out/fp8.log" | tail -3

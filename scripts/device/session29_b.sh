@@ -7,24 +7,8 @@
 # 3. Issue 9's bf16 / fp16 test half every 3rd row when SKIP_BF16 is not 1 (session29_a.sh runs it when its
 #    build leaves the time).
 set -uo pipefail
-out="$1"; mkdir -p "$out"
-export PATH="$PATH:/usr/local/cuda/bin" FLUX_GTEST_DIR="$PWD/.devdeps/gtest/usr"
-T0=$(date +%s)
+source scripts/device/readme_cmd.sh "$1" test.log "${TEST_LIMIT:-400}" ./scripts/test.sh
 tag="${TAG:-s29b}"
-echo "=== test.log: ./scripts/test.sh" | tee "$out/test.log"
-timeout "${TEST_LIMIT:-400}" ./scripts/test.sh >> "$out/test.log" 2>&1
-rc=$?
-echo "=== test.log: rc=$rc in $(( $(date +%s) - T0 )) s" | tee -a "$out/test.log"
-grep -E "tests passed|tests failed|\*\*\*Failed|Failed  |passed|skipped|python tests:" "$out/test.log" | tail -14
-mkdir -p /tmp/bin
-ln -sf "$PWD"/build/tools/flux-bench "$PWD"/build/tools/flux-run "$PWD"/build/tests/flux_gpu_tests /tmp/bin/
-source scripts/device/common.sh /tmp/bin "$out"
-[ $rc -eq 0 ] || status=1
-left() { echo $(( ${LIMIT:-560} - ($(date +%s) - T0) )); }
-run_if() {  # run_if NEED_S LOG LIMIT_S command...: step, or say it was skipped
-  local need="$1"; shift
-  if [ "$(left)" -gt "$need" ]; then step "$@"; else echo "skipped ($(left) s left): ${*:3}" | tee -a "$out/$1"; fi
-}
 cat "$out/gpu.txt" >> "$out/fp8.log"
 if [ "${SKIP_BF16:-1}" != 1 ]; then
   run_if 170 bench.log 160 flux-bench gemm --corpus test --corpus-every 3 --dtypes bf16,fp16 --iters 20 --warmup 3 \
