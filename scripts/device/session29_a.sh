@@ -5,7 +5,7 @@
 # 1. ./scripts/main.sh --iters 20 (set up, build with the tests, the bf16 / fp16 suite: issue 9's suite bar).
 # 2. The FP8 suite (issue 13's bar).
 # 3. On an H200 the test half every 3rd row, bf16 and fp16 (issue 9's test-half bar; never fitted on), elsewhere the
-#    fused ops' GPU tests (ctest -L gpu -R GemmRs|AgGemm|GemmAr) in the time left; TESTHALF=1 / 0 forces either.
+#    fused ops' GPU tests (ctest -L gpu -R GemmRs|AgGemm|GemmAr) in the time left; TESTHALF=1 / 0 forces either, none skips both.
 # LIMIT (s, default 560): the call's budget; steps that would not fit are skipped and say so. The build stays in
 # build/ for session29_b.sh on the same warm machine.
 set -uo pipefail
@@ -24,7 +24,7 @@ if [ "$th" = 1 ]; then
   run_if 120 bench.log $l flux-bench gemm --corpus test --corpus-every 3 --dtypes bf16,fp16 --iters 20 --warmup 3 \
     --json "$out/gemm_corpus_test_every3_${gpu_tag}_${tag}.jsonl"
   grep -E "median" "$out/bench.log" | tail -6
-else
+elif [ "$th" = 0 ]; then
   run_if 60 ops.log $l ctest --test-dir build -L gpu -R "GemmRs|AgGemm|GemmAr" -j 1 --output-on-failure
   grep -E "tests passed|tests failed|Failed  |\*\*\*Failed|Timeout" "$out/ops.log" | tail -12
 fi
