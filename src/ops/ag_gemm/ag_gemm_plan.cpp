@@ -87,7 +87,8 @@ AgGemmLayout plan_ag_gemm(int64_t m, const AgGemmDesc& desc, int world_size, int
       [&] {
         return choose_ag_gemm_impl(m, desc.n_per_rank, desc.k, world_size, shares_gpu, &out.reason, sm_count,
                                    desc.dtype, gather_sms,
-                                   path_supported(kPaths, AgGemmImpl::kDecomposed, call, nullptr), limits.hbm_bytes_per_s);
+                                   path_supported(kPaths, AgGemmImpl::kDecomposed, call, nullptr),
+                                   limits.hbm_bytes_per_s);
       },
       &out.reason);
   const SmSplit split = fused_sm_split(sm_count, shares_gpu ? ranks_on_gpu : 1, gather_sms);

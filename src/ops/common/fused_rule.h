@@ -4,8 +4,9 @@
 //
 // Inputs per call: the per-rank shape, W and the op; the GEMM times are the GEMM core's heuristic
 // prediction (select_gemm_config's predicted_us: its wave / memory model, fitted on the corpus's tune
-// half; the rate table of the device's HBM bandwidth, RuleContext::hbm_bytes_per_s) on all SMs, on the SMs a fused path leaves (SMs - helper_sms), and for one decomposed chunk on the
-// SMs the collective beside it leaves (SMs - kRuleCollectiveSms). The rest are constants:
+// half; the rate table of the device's HBM bandwidth, RuleContext::hbm_bytes_per_s) on all SMs, on the SMs a
+// fused path leaves (SMs - helper_sms), and for one decomposed chunk on the SMs the collective beside it leaves
+// (SMs - kRuleCollectiveSms). The rest are constants:
 //   kRulePullGbpsPerSm  the pull kernels' own rate per SM: `flux-bench model` on the H200 measured the
 //                       gather kernel at 236-279 GB/s on 8 SMs for every suite shape with M >= 4096
 //                       (bench/results/model_h200_20261202_s7.jsonl), about 30 GB/s per SM;

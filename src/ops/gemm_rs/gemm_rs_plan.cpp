@@ -115,7 +115,8 @@ GemmRsLayout plan_gemm_ar(int64_t m, const GemmRsDesc& desc, int world_size, int
       kArPaths, forced, "FLUX_GEMM_AR_PATH / GemmArOptions::path", PathCall{m, world_size, false, desc.scale},
       [&] {
         const GemmArPath chosen = choose_gemm_ar_path(m, desc.n, desc.k_per_rank, world_size, &out.reason,
-                                                      limits.sm_count, desc.dtype, reduce_sms, limits.hbm_bytes_per_s);
+                                                      limits.sm_count, desc.dtype, reduce_sms,
+                                                      limits.hbm_bytes_per_s);
         out.reason = "all-reduce, " + out.reason;
         return chosen;
       },
