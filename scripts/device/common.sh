@@ -16,6 +16,13 @@ step() {  # step LOG TIMEOUT_S command...   (appends to OUT/LOG, prints its tail
   tail -n 14 "$out/$log"
   [ $rc -eq 0 ] || status=1
 }
+# left: seconds left of the call's budget (LIMIT, default 560) since T0 (the sourcing script's start);
+# run_if NEED_S LOG LIMIT_S command...: step, or say it was skipped when NEED_S are not left.
+left() { echo $(( ${LIMIT:-560} - ($(date +%s) - T0) )); }
+run_if() {
+  local need="$1"; shift
+  if [ "$(left)" -gt "$need" ]; then step "$@"; else echo "skipped ($(left) s left): ${*:3}" | tee -a "$out/$1"; fi
+}
 # sweep_part FILE LIMIT ARGS...: a `flux-bench gemm --corpus tune ARGS --sweep` run (bf16, --sweep-iters 10) into
 # FILE, logged to checks.log; a limit's cut (rc 124) keeps the rows measured so far and is not a failure.
 sweep_part() {

@@ -2,9 +2,8 @@
 # as it travelled (carry build/_deps/cutlass, the CUTLASS wheel the build would download, and .devdeps, Debian's
 # libgtest-dev unpacked: the device has no network; a warm machine's build/ is reused).
 # Usage: source scripts/device/readme_cmd.sh OUT LOG LIMIT_S COMMAND...: runs COMMAND into OUT/LOG (T0: the start),
-# links the binaries it built into /tmp/bin, sources common.sh (step, status: 1 when COMMAND failed, gpu_tag) and
-# defines left (seconds left of LIMIT, default 560) and run_if NEED_S LOG LIMIT_S command... (step, or says it was
-# skipped when NEED_S are not left).
+# links the binaries it built into /tmp/bin and sources common.sh (step, left, run_if, gpu_tag; status: 1 when
+# COMMAND failed).
 set -uo pipefail
 out="$1"; mkdir -p "$out"
 export PATH="$PATH:/usr/local/cuda/bin" FLUX_GTEST_DIR="$PWD/.devdeps/gtest/usr"
@@ -20,8 +19,3 @@ mkdir -p /tmp/bin
 ln -sf "$PWD"/build/tools/flux-bench "$PWD"/build/tools/flux-run "$PWD"/build/tests/flux_gpu_tests /tmp/bin/
 source scripts/device/common.sh /tmp/bin "$out"
 [ $readme_rc -eq 0 ] || status=1
-left() { echo $(( ${LIMIT:-560} - ($(date +%s) - T0) )); }
-run_if() {
-  local need="$1"; shift
-  if [ "$(left)" -gt "$need" ]; then step "$@"; else echo "skipped ($(left) s left): ${*:3}" | tee -a "$out/$1"; fi
-}

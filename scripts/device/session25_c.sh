@@ -15,7 +15,6 @@
 set -uo pipefail
 source scripts/device/prebuilt.sh "$1"
 tag="${TAG:-s25c}"
-left() { echo $(( ${LIMIT:-560} - ($(date +%s) - T0) )); }
 cat "$out/gpu.txt" >> "$out/tests.log"
 # Under LIMIT 500 (the session's device time short): the tests the changes touch and the never-run fused-op jobs only.
 filter='*'

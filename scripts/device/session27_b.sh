@@ -9,7 +9,6 @@
 set -uo pipefail
 source scripts/device/prebuilt.sh "$1"
 tag="${TAG:-s27b}"
-left() { echo $(( ${LIMIT:-560} - ($(date +%s) - T0) )); }
 cat "$out/gpu.txt" >> "$out/tests.log"
 # Registers and stack (spills) of the lagged FP8 kernels (cuobjdump: not in the Debian machine's toolkit).
 (cuobjdump -res-usage /tmp/bin/flux-bench 2>&1 | grep -A1 "LaggedFp8Mma" | grep -o "REG:[0-9]* STACK:[0-9]*" | sort | uniq -c) >> "$out/tests.log"

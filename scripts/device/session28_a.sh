@@ -11,7 +11,6 @@
 set -uo pipefail
 source scripts/device/prebuilt.sh "$1"
 tag="${TAG:-s28a}"
-left() { echo $(( ${LIMIT:-560} - ($(date +%s) - T0) )); }
 cat "$out/gpu.txt" >> "$out/tests.log"
 step tests.log 150 flux_gpu_tests --gtest_color=no --gtest_filter='Fp8GemmGpu*:SkinnyGpu*:SplitKGpu*'
 grep -E "^\[  (PASSED|FAILED) |FAILED  \]|tests? from .* ran" "$out/tests.log" | tail -8

@@ -10,11 +10,6 @@
 set -uo pipefail
 source scripts/device/prebuilt.sh "$1"
 tag="${TAG:-s28b}"
-left() { echo $(( ${LIMIT:-560} - ($(date +%s) - T0) )); }
-run_if() {  # run_if NEED_S LOG LIMIT_S command...: step, or say it was skipped
-  local need="$1"; shift
-  if [ "$(left)" -gt "$need" ]; then step "$@"; else echo "skipped ($(left) s left): ${*:3}" | tee -a "$out/$1"; fi
-}
 cat "$out/gpu.txt" >> "$out/tests.log"
 step tests.log 150 flux_gpu_tests --gtest_color=no --gtest_filter='Fp8GemmGpu*:SkinnyGpu*:SplitKGpu*'
 grep -E "^\[  (PASSED|FAILED) |FAILED  \]|tests? from .* ran" "$out/tests.log" | tail -8

@@ -8,7 +8,6 @@
 set -uo pipefail
 source scripts/device/prebuilt.sh "$1"
 tag="${TAG:-s28c}"
-left() { echo $(( ${LIMIT:-560} - ($(date +%s) - T0) )); }
 cat "$out/gpu.txt" >> "$out/bench.log"
 for v in old new old2; do
   b=flux-bench; [ $v != new ] && b=flux-bench-old

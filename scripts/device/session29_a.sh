@@ -5,7 +5,8 @@
 # 1. ./scripts/main.sh --iters 20 (set up, build with the tests, the bf16 / fp16 suite: issue 9's suite bar).
 # 2. The FP8 suite (issue 13's bar).
 # 3. On an H200 the test half every 3rd row, bf16 and fp16 (issue 9's test-half bar; never fitted on), elsewhere the
-#    fused ops' GPU tests (ctest -L gpu -R GemmRs|AgGemm|GemmAr) in the time left; TESTHALF=1 / 0 forces either, none skips both.
+#    fused ops' GPU tests (ctest -L gpu -R GemmRs|AgGemm|GemmAr) in the time left; TESTHALF=1 / 0 forces either,
+#    none skips both.
 # LIMIT (s, default 560): the call's budget; steps that would not fit are skipped and say so. The build stays in
 # build/ for session29_b.sh on the same warm machine.
 set -uo pipefail
